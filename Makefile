@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Out-of-tree build of unwind_deferred.ko.  KDIR defaults to the kernel
+# that scripts/setup built and cached.
+
+KDIR ?= $(shell scripts/build-kernel 2>/dev/null)
+LLVM ?= -19
+RUSTC ?= /usr/bin/rustc
+BINDGEN ?= $(or $(wildcard $(UNWIND_RS_CACHE)/tools/bin/bindgen),/var/cache/unwind-rs/tools/bin/bindgen)
+K = LLVM=$(LLVM) RUSTC=$(RUSTC) BINDGEN=$(BINDGEN)
+
+all: modules
+
+modules clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) $(K) $@
+
+rustfmt:
+	rustfmt --edition 2021 --config-path $(KDIR)/source/.rustfmt.toml src/*.rs
+
+.PHONY: all modules clean rustfmt

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Thin C part of unwind_deferred.ko: the EXPORT_SYMBOL_GPL()s of the Rust
+ * functions and wrappers for what Rust cannot reach (inline functions,
+ * macros, static SRCU).  No logic lives here.
+ */
+#include <linux/debugfs.h>
+#include <linux/export.h>
+#include <linux/hardirq.h>
+#include <linux/irqflags.h>
+#include <linux/module.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task_stack.h>
+#include <linux/srcu.h>
+#include <linux/uaccess.h>
+#include <linux/unwind_deferred.h>
+
+#include "shim.h"
+
+EXPORT_SYMBOL_GPL(unwind_user);
+EXPORT_SYMBOL_GPL(unwind_user_start);
+EXPORT_SYMBOL_GPL(unwind_user_next);
+EXPORT_SYMBOL_GPL(unwind_user_faultable);
+EXPORT_SYMBOL_GPL(unwind_deferred_init);
+EXPORT_SYMBOL_GPL(unwind_deferred_request);
+EXPORT_SYMBOL_GPL(unwind_deferred_cancel);
+EXPORT_SYMBOL_GPL(unwind_user_get_cookie);
+
+/* Protects the callback slots against unwind_deferred_cancel(). */
+DEFINE_STATIC_SRCU(unwind_rs_srcu);
+
+static struct dentry *unwind_rs_debugfs;
+
+/* The user registers saved at kernel entry, NULL for kernel threads. */
+struct pt_regs *unwind_rs_user_regs(void)
+{
+	struct pt_regs *regs;
+
+	if (current->flags & PF_KTHREAD)
+		return NULL;
+	regs = task_pt_regs(current);
+	return user_mode(regs) ? regs : NULL;
+}
+
+bool unwind_rs_regs_compat(struct pt_regs *regs)
+{
+	return !user_64bit_mode(regs);
+}
+
+bool unwind_rs_can_fault(void)
+{
+	return in_task() && !irqs_disabled() && !faulthandler_disabled() &&
+	       (!IS_ENABLED(CONFIG_PREEMPT_COUNT) || preemptible());
+}
+
+bool unwind_rs_in_nmi(void)
+{
+	return in_nmi();
+}
+
+unsigned int unwind_rs_cpu(void)
+{
+	return raw_smp_processor_id();
+}
+
+unsigned long unwind_rs_irq_save(void)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	return flags;
+}
+
+void unwind_rs_irq_restore(unsigned long flags)
+{
+	local_irq_restore(flags);
+}
+
+int unwind_rs_srcu_read_lock(void)
+{
+	return srcu_read_lock(&unwind_rs_srcu);
+}
+
+void unwind_rs_srcu_read_unlock(int idx)
+{
+	srcu_read_unlock(&unwind_rs_srcu, idx);
+}
+
+void unwind_rs_synchronize_srcu(void)
+{
+	synchronize_srcu(&unwind_rs_srcu);
+}
+
+void unwind_rs_for_each_thread(void (*fn)(struct task_struct *t, void *arg),
+			       void *arg)
+{
+	struct task_struct *g, *t;
+
+	rcu_read_lock();
+	for_each_process_thread(g, t)
+		fn(t, arg);
+	rcu_read_unlock();
+}
+
+int unwind_rs_debugfs_create(const char *const *names, u64 *values,
+			     unsigned int n)
+{
+	unsigned int i;
+
+	unwind_rs_debugfs = debugfs_create_dir("unwind_deferred", NULL);
+	if (IS_ERR(unwind_rs_debugfs))
+		return PTR_ERR(unwind_rs_debugfs);
+	for (i = 0; i < n; i++)
+		debugfs_create_u64(names[i], 0444, unwind_rs_debugfs, &values[i]);
+	return 0;
+}
+
+void unwind_rs_debugfs_remove(void)
+{
+	debugfs_remove(unwind_rs_debugfs);
+}

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Frame-pointer unwinding of the current task's user stack.
+//!
+//! A frame is `[fp] = caller's fp` and `[fp + ws] = return address`, with
+//! `ws` the word size (8 native, 4 compat).  The walk only ever moves up the
+//! stack, reads user memory through `copy_from_user()` (which refuses
+//! non-user addresses) and stops at the first frame that does not look
+//! right, keeping the entries it has.
+
+use kernel::prelude::*;
+use kernel::uaccess::UserSlice;
+
+use crate::compat;
+use crate::shim;
+
+/// Matches `enum unwind_user_type` in `include/linux/unwind_user_types.h`.
+pub(crate) const TYPE_NONE: u32 = 0;
+pub(crate) const TYPE_FP: u32 = 1 << 0;
+pub(crate) const TYPE_COMPAT_FP: u32 = 1 << 1;
+
+/// Matches `struct unwind_stacktrace`.
+#[repr(C)]
+pub(crate) struct UnwindStacktrace {
+    pub(crate) nr: u32,
+    pub(crate) entries: *mut usize,
+}
+
+/// Matches `struct unwind_user_state`.
+#[repr(C)]
+pub(crate) struct UnwindUserState {
+    pub(crate) ip: usize,
+    pub(crate) sp: usize,
+    pub(crate) fp: usize,
+    pub(crate) cs_base: usize,
+    pub(crate) ss_base: usize,
+    pub(crate) current_type: u32,
+    pub(crate) ws: u32,
+    pub(crate) done: bool,
+}
+
+impl UnwindUserState {
+    /// A state that yields no frame.
+    pub(crate) const fn empty() -> Self {
+        Self {
+            ip: 0,
+            sp: 0,
+            fp: 0,
+            cs_base: 0,
+            ss_base: 0,
+            current_type: TYPE_NONE,
+            ws: 0,
+            done: true,
+        }
+    }
+
+    /// Starts at the user registers saved at kernel entry; the first frame
+    /// is the user IP.  Fails for kernel threads and non-user entries.
+    pub(crate) fn start(&mut self) -> Result {
+        *self = Self::empty();
+        // SAFETY: Only reads `current`.
+        let regs = unsafe { shim::unwind_rs_user_regs() };
+        if regs.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: `regs` points to current's saved user registers, which stay
+        // valid while current runs in the kernel.
+        let (ip, sp, fp) = unsafe { ((*regs).ip as usize, (*regs).sp as usize, (*regs).bp as usize) };
+        self.ip = ip;
+        self.sp = sp;
+        self.fp = fp;
+        // SAFETY: `regs` is valid as above.
+        if unsafe { shim::unwind_rs_regs_compat(regs) } {
+            compat::start(self, regs);
+        } else {
+            self.current_type = TYPE_FP;
+            self.ws = 8;
+        }
+        self.done = false;
+        Ok(())
+    }
+
+    /// Steps to the caller's frame.  On failure the walk is over.
+    pub(crate) fn next(&mut self) -> Result {
+        if self.done {
+            return Err(EINVAL);
+        }
+        let ret = self.step();
+        if ret.is_err() {
+            self.done = true;
+        }
+        ret
+    }
+
+    fn step(&mut self) -> Result {
+        let ws = self.ws as usize;
+        // A frame pointer below the stack pointer (0 included) ends the chain.
+        if self.fp < self.sp {
+            return Err(EINVAL);
+        }
+        let cfa = self.fp.checked_add(2 * ws).ok_or(EINVAL)?;
+        // The stack must strictly grow towards the caller: no loops.
+        if cfa <= self.sp {
+            return Err(EINVAL);
+        }
+        // Both slots must be word aligned.
+        if self.fp & (ws - 1) != 0 {
+            return Err(EINVAL);
+        }
+        let (fp, ra) = if self.current_type == TYPE_COMPAT_FP {
+            let w = read_user::<[u32; 2]>(self.fp)?;
+            (w[0] as usize, w[1] as usize)
+        } else {
+            let w = read_user::<[usize; 2]>(self.fp)?;
+            (w[0], w[1])
+        };
+        self.ip = ra;
+        self.sp = cfa;
+        self.fp = fp;
+        if self.current_type == TYPE_COMPAT_FP {
+            compat::next(self);
+        }
+        Ok(())
+    }
+}
+
+/// Reads a `T` from user address `addr`; fails for non-user or unmapped
+/// addresses.  May fault: task context only.
+fn read_user<T: kernel::types::FromBytes>(addr: usize) -> Result<T> {
+    UserSlice::new(addr, core::mem::size_of::<T>()).reader().read::<T>()
+}
+
+/// Walks current's user stack into `entries`, at most `entries.len()`
+/// frames.  Returns the number of entries written.
+pub(crate) fn unwind(entries: &mut [usize]) -> usize {
+    let mut state = UnwindUserState::empty();
+    let mut nr = 0;
+    if entries.is_empty() || state.start().is_err() {
+        return 0;
+    }
+    while !state.done {
+        entries[nr] = state.ip;
+        nr += 1;
+        if nr >= entries.len() {
+            break;
+        }
+        // An error sets `done`, which ends the loop.
+        let _ = state.next();
+    }
+    nr
+}

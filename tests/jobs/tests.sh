@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: GPL-2.0
+# The kselftest-style suite, run inside the guest.  Each t_* function is
+# one KTAP test: exit 0 passes, 4 skips, anything else fails.
+. /jobs/lib.sh
+
+U64=/bin/unwind_chain64
+U32=/bin/unwind_chain32
+
+# --- foundation -----------------------------------------------------
+
+t_module_load() {
+	load_core || return 1
+	dmesg | grep -q "unwind_deferred: deferred user unwinding ready" ||
+		{ diag "no load message"; return 1; }
+	[ -d $STATS ] || { diag "no $STATS"; return 1; }
+}
+
+t_module_reload_20x() {
+	i=0
+	while [ $i -lt 20 ]; do
+		unload_core || { diag "rmmod failed at $i"; return 1; }
+		grep -q '^unwind_deferred ' /proc/modules && { diag "still listed"; return 1; }
+		load_core || { diag "insmod failed at $i"; return 1; }
+		i=$((i + 1))
+	done
+}
+
+t_hooks_static_key() {
+	insmod $MODDIR/unwind_probe.ko || return 1
+	k=/sys/kernel/debug/unwind_probe/hooks_enabled
+	r=0
+	expect_eq "loaded" "$(cat $k)" 1 || r=1
+	unload_core || r=1
+	expect_eq "unloaded" "$(cat $k)" 0 || r=1
+	load_core || r=1
+	expect_eq "reloaded" "$(cat $k)" 1 || r=1
+	rmmod unwind_probe || r=1
+	return $r
+}
+
+t_hooks_fork_exit_free() {
+	f0=$(stat fork); e0=$(stat exit); x0=$(stat free)
+	i=0
+	while [ $i -lt 10 ]; do /bin/true; i=$((i + 1)); done
+	# Task structs are freed after an RCU grace period: give it time.
+	n=0
+	while [ $(( $(stat free) - x0 )) -lt 10 ] && [ $n -lt 50 ]; do
+		sleep 0.1; n=$((n + 1))
+	done
+	r=0
+	expect_ge "forks" $(( $(stat fork) - f0 )) 10 || r=1
+	expect_ge "exits" $(( $(stat exit) - e0 )) 10 || r=1
+	expect_ge "frees" $(( $(stat free) - x0 )) 10 || r=1
+	diag "fork +$(( $(stat fork) - f0 )) exit +$(( $(stat exit) - e0 )) free +$(( $(stat free) - x0 ))"
+	return $r
+}
+
+t_hooks_exit_to_user() {
+	insmod $MODDIR/unwind_test.ko || return 1
+	x0=$(stat exit_to_user); w0=$(stat walks)
+	r=0
+	# A faultable unwind marks the entry used; its return to user resets it.
+	$U64 chain 8 64 2 >/dev/null || { diag "chain failed"; r=1; }
+	expect_eq "walks" $(( $(stat walks) - w0 )) 1 || r=1
+	expect_ge "exit_to_user" $(( $(stat exit_to_user) - x0 )) 1 || r=1
+	# A syscall that does not unwind does not reach the hook.
+	x1=$(stat exit_to_user)
+	/bin/true
+	expect_eq "exit_to_user without unwind" $(( $(stat exit_to_user) - x1 )) 0 || r=1
+	return $r
+}
+
+t_ia32_emulation() {
+	out=$($U32 abi) || { diag "$out"; return 1; }
+	expect_eq "abi" "$out" "ilp32" || return 1
+	expect_eq "abi64" "$($U64 abi)" "lp64"
+}
+
+# --- unwinder -------------------------------------------------------
+
+# chain DEPTH MAX MODE [thread]
+for abi in 64 32; do
+	[ $abi = 64 ] && p=fp64 || p=compat
+	for d in 1 8 64 600; do
+		eval "t_unwind_${p}_depth$d() { \$U$abi chain $d 1024 0; }"
+		t_add t_unwind_${p}_depth$d
+	done
+	eval "t_unwind_${p}_max16() { \$U$abi chain 64 16 0; }"
+	eval "t_unwind_${p}_over_max() { \$U$abi chain 1000 512 0; }"
+	eval "t_unwind_${p}_thread() { \$U$abi chain 8 64 0 thread; }"
+	eval "t_unwind_${p}_thread_depth64() { \$U$abi chain 64 128 0 thread; }"
+	eval "t_unwind_${p}_iterate() { \$U$abi chain 64 128 1; }"
+	eval "t_unwind_${p}_faultable() { \$U$abi chain 64 128 2; }"
+	eval "t_unwind_${p}_faultable_over_cache() { \$U$abi chain 600 1024 2; }"
+	eval "t_unwind_${p}_cache_twice() { \$U$abi chain 8 64 3; }"
+	eval "t_unwind_${p}_errors() { \$U$abi errors; }"
+	for t in max16 over_max thread thread_depth64 iterate faultable \
+		 faultable_over_cache cache_twice errors; do
+		t_add t_unwind_${p}_$t
+	done
+	for c in fp_zero self_loop cycle2 misaligned_first misaligned_next \
+		 kernel_first kernel_next unmapped prot_none straddle_guard \
+		 below_sp deep garbage garbage_pointers; do
+		eval "t_unwind_hostile${abi}_$c() { \$U$abi hostile $c; }"
+		t_add t_unwind_hostile${abi}_$c
+	done
+done
+
+t_unwind_fuzz64() {
+	seed=$(( $(date +%s) % 100000 + 1 ))
+	$U64 fuzz 100000 $seed
+}
+
+t_unwind_fuzz32() {
+	seed=$(( $(date +%s) % 100000 + 7 ))
+	$U32 fuzz 100000 $seed
+}
+
+t_unwind_walks_counted() {
+	# Direct unwind_user() calls do not touch the cache or the counter.
+	w0=$(stat walks)
+	$U64 chain 8 64 0 >/dev/null || return 1
+	expect_eq "walks" $(( $(stat walks) - w0 )) 0
+}
+
+# --- teardown -------------------------------------------------------
+
+t_module_unload_all() {
+	r=0
+	rmmod unwind_test || r=1
+	unload_core || r=1
+	grep -q '^unwind_' /proc/modules && { diag "modules left: $(grep ^unwind_ /proc/modules)"; r=1; }
+	[ -d $STATS ] && { diag "$STATS left behind"; r=1; }
+	return $r
+}
+
+T_FIRST="t_module_load t_module_reload_20x t_hooks_static_key \
+	t_hooks_fork_exit_free t_hooks_exit_to_user t_ia32_emulation"
+T_NAMES="$T_FIRST $T_NAMES t_unwind_fuzz64 t_unwind_fuzz32 \
+	t_unwind_walks_counted t_module_unload_all"
+t_run_all

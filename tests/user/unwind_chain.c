@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unwinder tests, built twice: 64-bit and -m32 (IA32 emulation).
+ *
+ *   unwind_chain chain DEPTH MAX MODE [thread]
+ *	a chain of DEPTH noinline calls asks unwind_test.ko to unwind it and
+ *	compares the frames with the return addresses it recorded itself.
+ *   unwind_chain hostile CASE
+ *	runs the syscall on a crafted stack and compares the frames with a
+ *	user-space model of the walk.
+ *   unwind_chain fuzz N SEED
+ *	N walks over random crafted stacks, each checked against the model.
+ *   unwind_chain errors
+ *	the API's argument checks.
+ *   unwind_chain abi
+ *	prints lp64 or ilp32.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "ut.h"
+
+#define MAX_DEPTH	2048
+#define MAX_FRAMES	4096
+#define CACHE_ENTRIES	((4096 - 16) / 8)	/* UNWIND_MAX_ENTRIES */
+
+typedef unsigned long word;	/* one stack slot: 8 or 4 bytes */
+#define WS ((word)sizeof(word))
+
+static int ctl_fd;
+static uint64_t frames[MAX_FRAMES];
+
+/* ioctl(ctl_fd, UT_IOC_UNWIND, req) with the syscall right here. */
+static inline __attribute__((always_inline)) long sys_unwind(struct ut_unwind *req)
+{
+	long ret;
+#ifdef __x86_64__
+	asm volatile("syscall"
+		     : "=a"(ret)
+		     : "a"((long)SYS_ioctl), "D"((long)ctl_fd),
+		       "S"((long)UT_IOC_UNWIND), "d"(req)
+		     : "rcx", "r11", "memory");
+#else
+	asm volatile("int $0x80"
+		     : "=a"(ret)
+		     : "a"((long)SYS_ioctl), "b"(ctl_fd),
+		       "c"((long)UT_IOC_UNWIND), "d"(req)
+		     : "memory");
+#endif
+	return ret;
+}
+
+/* --- known call chains ------------------------------------------------ */
+
+struct chain {
+	int depth;
+	struct ut_unwind req;
+	word leaf_ip;			/* the syscall's return address */
+	word ra[MAX_DEPTH + 2];		/* ra[0]: leaf's, ra[k + 1]: chain(k)'s */
+	long ret;
+};
+
+extern char ut_leaf_ip[];
+
+static __attribute__((noinline, noclone)) void leaf(struct chain *c)
+{
+	long ret;
+#ifdef __x86_64__
+	asm volatile("syscall\n"
+		     ".globl ut_leaf_ip\n"
+		     "ut_leaf_ip:"
+		     : "=a"(ret)
+		     : "a"((long)SYS_ioctl), "D"((long)ctl_fd),
+		       "S"((long)UT_IOC_UNWIND), "d"(&c->req)
+		     : "rcx", "r11", "memory");
+#else
+	asm volatile("int $0x80\n"
+		     ".globl ut_leaf_ip\n"
+		     "ut_leaf_ip:"
+		     : "=a"(ret)
+		     : "a"((long)SYS_ioctl), "b"(ctl_fd),
+		       "c"((long)UT_IOC_UNWIND), "d"(&c->req)
+		     : "memory");
+#endif
+	c->ret = ret;
+	c->leaf_ip = (word)ut_leaf_ip;
+	c->ra[0] = (word)__builtin_return_address(0);
+}
+
+static __attribute__((noinline)) void chain(int depth, struct chain *c)
+{
+	if (depth == 0)
+		leaf(c);
+	else
+		chain(depth - 1, c);
+	c->ra[depth + 1] = (word)__builtin_return_address(0);
+	asm volatile("" ::: "memory");	/* no tail call */
+}
+
+static void *run_chain(void *arg)
+{
+	struct chain *c = arg;
+
+	chain(c->depth - 1, c);
+	return NULL;
+}
+
+static int test_chain(int depth, unsigned int max, int mode, int thread)
+{
+	static struct chain c;
+	unsigned int want, i;
+
+	if (depth < 1 || depth > MAX_DEPTH || max > MAX_FRAMES) {
+		ut_diag("bad arguments");
+		return UT_FAIL;
+	}
+	c.depth = depth;
+	c.req.max = max;
+	c.req.mode = mode;
+	c.req.entries = (uintptr_t)frames;
+	memset(frames, 0, sizeof(frames));
+	if (thread) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, run_chain, &c) || pthread_join(t, NULL)) {
+			ut_diag("pthread failed");
+			return UT_FAIL;
+		}
+	} else {
+		run_chain(&c);
+	}
+	ut_check(c.ret == 0, "ioctl: %ld", c.ret);
+	ut_check(c.req.ret == 0, "API returned %d", c.req.ret);
+
+	/* leaf's IP, leaf's RA, then one RA per chain() level. */
+	want = depth + 2;
+	if (mode == UT_MODE_FAULTABLE && want > CACHE_ENTRIES)
+		want = CACHE_ENTRIES;
+	if (want > max)
+		want = max;
+	ut_diag("depth %d max %u mode %d thread %d: %u frames, want >= %u",
+		depth, max, mode, thread, c.req.nr, want);
+	ut_check(c.req.nr >= want, "too few frames");
+	ut_check(c.req.nr <= max, "more frames than max");
+	if (want > max || c.req.nr < want)
+		return UT_FAIL;
+	if (want > 0)
+		ut_check(frames[0] == c.leaf_ip, "frame 0 %#llx != leaf ip %#lx",
+			 (unsigned long long)frames[0], c.leaf_ip);
+	for (i = 1; i < want; i++)
+		ut_check(frames[i] == c.ra[i - 1], "frame %u %#llx != %#lx", i,
+			 (unsigned long long)frames[i], c.ra[i - 1]);
+	return ut_result();
+}
+
+/* --- crafted stacks ------------------------------------------------- */
+
+/*
+ * Layout: [stack: 64 KiB RW][guard: PROT_NONE][hole: unmapped].  The
+ * syscall runs with sp at the bottom of the RW part and fp where the
+ * test wants it.  Any address outside RW that a test uses is one that
+ * cannot be read, so the model below is exact.
+ */
+#define STACK_SIZE	(64 * 1024)
+#define PAGE		4096
+
+static char *stk;
+static word sp0;
+
+static word guard_addr(void) { return (word)(stk + STACK_SIZE); }
+static word hole_addr(void)  { return (word)(stk + STACK_SIZE + PAGE); }
+
+static void setup_stack(void)
+{
+	stk = mmap(NULL, STACK_SIZE + 2 * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (stk == MAP_FAILED ||
+	    mprotect(stk + STACK_SIZE, PAGE, PROT_NONE) ||
+	    munmap(stk + STACK_SIZE + PAGE, PAGE)) {
+		ut_diag("mmap: %s", strerror(errno));
+		exit(UT_FAIL);
+	}
+	sp0 = (word)stk + 256;
+}
+
+static int readable(word addr, word len)
+{
+	return addr >= (word)stk && addr + len >= addr &&
+	       addr + len <= (word)stk + STACK_SIZE;
+}
+
+/* The walk as documented: what the kernel must return. */
+static unsigned int model(word ip, word sp, word fp, unsigned int max, uint64_t *out)
+{
+	unsigned int nr = 0;
+
+	if (!max)
+		return 0;
+	for (;;) {
+		word cfa, *slot;
+
+		out[nr++] = ip;
+		if (nr >= max)
+			break;
+		if (fp < sp)
+			break;
+		cfa = fp + 2 * WS;
+		if (cfa < fp || cfa <= sp)
+			break;
+		if (fp & (WS - 1))
+			break;
+		if (!readable(fp, 2 * WS))
+			break;
+		slot = (word *)fp;
+		ip = slot[1];
+		fp = slot[0];
+		sp = cfa;
+	}
+	return nr;
+}
+
+extern char ut_crafted_ip[];
+
+#ifndef __x86_64__
+/*
+ * 32-bit: all six free registers carry the syscall and the crafted sp/fp,
+ * so this is plain assembly.  cdecl: req, sp, fp, fd, cmd on the stack.
+ */
+long crafted_call32(struct ut_unwind *req, word sp, word fp, int fd,
+		    unsigned long cmd);
+word ut_saved_sp;
+asm(".text\n"
+    ".globl crafted_call32\n"
+    "crafted_call32:\n\t"
+    "push %ebp\n\t"
+    "push %ebx\n\t"
+    "push %esi\n\t"
+    "push %edi\n\t"
+    "mov 20(%esp), %edx\n\t"
+    "mov 24(%esp), %esi\n\t"
+    "mov 28(%esp), %edi\n\t"
+    "mov 32(%esp), %ebx\n\t"
+    "mov 36(%esp), %ecx\n\t"
+    "mov $54, %eax\n\t"		/* __NR_ioctl (i386) */
+    "mov %esp, ut_saved_sp\n\t"
+    "mov %esi, %esp\n\t"
+    "mov %edi, %ebp\n\t"
+    "int $0x80\n"
+    ".globl ut_crafted_ip\n"
+    "ut_crafted_ip:\n\t"
+    "mov ut_saved_sp, %esp\n\t"
+    "pop %edi\n\t"
+    "pop %esi\n\t"
+    "pop %ebx\n\t"
+    "pop %ebp\n\t"
+    "ret\n");
+#endif
+
+/* The unwind syscall with sp and fp switched to the crafted stack. */
+static __attribute__((noinline, noclone)) long crafted_call(struct ut_unwind *req,
+							   word sp, word fp)
+{
+	long ret;
+#ifdef __x86_64__
+	asm volatile("mov %%rsp, %%r12\n\t"
+		     "mov %%rbp, %%r13\n\t"
+		     "mov %[sp], %%rsp\n\t"
+		     "mov %[fp], %%rbp\n\t"
+		     "syscall\n"
+		     ".globl ut_crafted_ip\n"
+		     "ut_crafted_ip:\n\t"
+		     "mov %%r13, %%rbp\n\t"
+		     "mov %%r12, %%rsp"
+		     : "=a"(ret)
+		     : "a"((long)SYS_ioctl), "D"((long)ctl_fd),
+		       "S"((long)UT_IOC_UNWIND), "d"(req), [sp] "r"(sp), [fp] "r"(fp)
+		     : "rcx", "r11", "r12", "r13", "memory");
+#else
+	ret = crafted_call32(req, sp, fp, ctl_fd, UT_IOC_UNWIND);
+#endif
+	return ret;
+}
+
+static uint64_t expect[MAX_FRAMES];
+
+/* One walk over the crafted stack, checked against the model. */
+static int crafted_walk(word fp, unsigned int max, int mode, int verbose)
+{
+	struct ut_unwind req = {
+		.max = max, .mode = mode, .entries = (uintptr_t)frames,
+	};
+	unsigned int want, i;
+	long ret;
+
+	want = model((word)ut_crafted_ip, sp0, fp, max, expect);
+	ret = crafted_call(&req, sp0, fp);
+	if (verbose)
+		ut_diag("fp %#lx max %u: %u frames, model %u", fp, max, req.nr, want);
+	if (ret || req.ret || req.nr != want || req.nr > max) {
+		ut_diag("fp %#lx max %u mode %d: ioctl %ld ret %d nr %u, model %u",
+			fp, max, mode, ret, req.ret, req.nr, want);
+		return -1;
+	}
+	for (i = 0; i < want; i++) {
+		if (frames[i] != expect[i]) {
+			ut_diag("frame %u: %#llx, model %#llx", i,
+				(unsigned long long)frames[i],
+				(unsigned long long)expect[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static word *slot_at(unsigned int off)
+{
+	return (word *)(stk + off);
+}
+
+/* Frame at offset off: [off] = next fp, [off + WS] = return address. */
+static word frame(unsigned int off, word next, word ra)
+{
+	slot_at(off)[0] = next;
+	slot_at(off)[1] = ra;
+	return (word)stk + off;
+}
+
+#ifdef __x86_64__
+#define KERNEL_ADDR	0xffffffff81000000ul
+#define KERNEL_ADDR2	0xffff888000000000ul
+#else
+/* Above a 32-bit task's address space: never mapped for it. */
+#define KERNEL_ADDR	0xffffe000ul
+#define KERNEL_ADDR2	0xfffffff0ul
+#endif
+
+static int test_hostile(const char *name)
+{
+	word a, b, c;
+	unsigned int i;
+	int n = 1, max = 64, bad = 0;
+
+	memset(stk, 0, STACK_SIZE);
+	if (!strcmp(name, "fp_zero")) {
+		a = 0;
+		n = 1;
+	} else if (!strcmp(name, "self_loop")) {
+		a = frame(1024, (word)stk + 1024, 0x1111);
+		n = 2;
+	} else if (!strcmp(name, "cycle2")) {
+		b = (word)stk + 2048;
+		a = frame(1024, b, 0x1111);
+		frame(2048, a, 0x2222);
+		n = 3;
+	} else if (!strcmp(name, "misaligned_first")) {
+		frame(1024, 0, 0x1111);
+		a = (word)stk + 1024 + WS / 2;
+		n = 1;
+	} else if (!strcmp(name, "misaligned_next")) {
+		a = frame(1024, (word)stk + 2048 + 1, 0x1111);
+		frame(2048, 0, 0x2222);
+		n = 2;
+	} else if (!strcmp(name, "kernel_first")) {
+		a = KERNEL_ADDR;
+		n = 1;
+	} else if (!strcmp(name, "kernel_next")) {
+		a = frame(1024, KERNEL_ADDR2, 0x1111);
+		n = 2;
+	} else if (!strcmp(name, "unmapped")) {
+		a = frame(1024, hole_addr(), 0x1111);
+		n = 2;
+	} else if (!strcmp(name, "prot_none")) {
+		a = frame(1024, guard_addr(), 0x1111);
+		n = 2;
+	} else if (!strcmp(name, "straddle_guard")) {
+		/* fp readable, return address in the PROT_NONE page */
+		a = frame(1024, guard_addr() - WS, 0x1111);
+		slot_at(STACK_SIZE - WS)[0] = 0;
+		n = 2;
+	} else if (!strcmp(name, "below_sp")) {
+		a = frame(1024, sp0 - 2 * WS, 0x1111);
+		n = 2;
+	} else if (!strcmp(name, "deep")) {
+		/* A valid chain longer than max: stops at max, exactly. */
+		a = (word)stk + 512;
+		for (i = 0; i < 1000; i++)
+			frame(512 + i * 2 * WS, (word)stk + 512 + (i + 1) * 2 * WS,
+			      0x100000 + i);
+		max = 300;
+		n = 300;
+	} else if (!strcmp(name, "garbage")) {
+		for (i = 0; i < STACK_SIZE / WS; i++)
+			slot_at(i * WS)[0] = (word)ut_rand();
+		a = (word)ut_rand();
+		n = -1;
+	} else if (!strcmp(name, "garbage_pointers")) {
+		/* every slot points somewhere into the stack, any alignment */
+		for (i = 0; i < STACK_SIZE / WS; i++)
+			slot_at(i * WS)[0] = (word)stk + ut_rand() % STACK_SIZE;
+		a = (word)stk + 1024;
+		n = -1;
+	} else {
+		ut_diag("unknown case %s", name);
+		return UT_FAIL;
+	}
+	(void)c;
+	for (i = 0; i < 3; i++) {
+		if (crafted_walk(a, max, i == 2 ? UT_MODE_ITERATE : UT_MODE_UNWIND_USER, 1))
+			bad = 1;
+	}
+	if (n >= 0)
+		ut_check(model((word)ut_crafted_ip, sp0, a, max, expect) == (unsigned int)n,
+			 "model disagrees with the case's expectation %d", n);
+	return bad ? UT_FAIL : ut_result();
+}
+
+/* Random chains mixing good links with every kind of bad one. */
+static word random_link(word here)
+{
+	switch (ut_rand() % 12) {
+	case 0:	return 0;
+	case 1:	return here;					/* self loop */
+	case 2:	return (word)stk + (ut_rand() % STACK_SIZE);	/* anywhere, any alignment */
+	case 3:	return KERNEL_ADDR + (ut_rand() % 4096) * WS;
+	case 4:	return guard_addr() + (ut_rand() % (PAGE / WS)) * WS;
+	case 5:	return hole_addr();
+	case 6:	return guard_addr() - WS;			/* straddles the guard */
+	case 7:	return here - (ut_rand() % 64) * WS;		/* backwards */
+	default: /* forwards, aligned: a good link */
+		return here + (1 + ut_rand() % 32) * 2 * WS;
+	}
+}
+
+static int test_fuzz(long n, unsigned long long seed)
+{
+	long i;
+	unsigned int k;
+
+	ut_rng_state = seed ? seed : 1;
+	ut_diag("fuzz: %ld walks, seed %llu", n, seed);
+	for (i = 0; i < n; i++) {
+		word fp = (word)stk + 512 + (ut_rand() % 64) * WS;
+		unsigned int max = 1 + ut_rand() % 96;
+		unsigned int words = STACK_SIZE / WS;
+
+		/* Fresh random contents in the low part, then a random chain. */
+		for (k = 0; k < 256; k++)
+			slot_at((ut_rand() % words) * WS)[0] = random_link((word)stk);
+		for (k = 0; k < 64; k++) {
+			word here = fp;
+
+			if (!readable(here, 2 * WS))
+				break;
+			((word *)here)[1] = 0x400000 + (ut_rand() & 0xfffff);
+			((word *)here)[0] = random_link(here);
+			fp = ((word *)here)[0];
+			if (fp <= here)
+				break;
+		}
+		fp = (word)stk + 512 + (i % 64) * WS;
+		if (i % 16 == 0)
+			fp = random_link(fp);
+		if (crafted_walk(fp, max, i % 3 == 2 ? UT_MODE_ITERATE : UT_MODE_UNWIND_USER, 0)) {
+			ut_diag("fuzz walk %ld failed (seed %llu)", i, seed);
+			return UT_FAIL;
+		}
+	}
+	ut_diag("fuzz: %ld walks matched the model", n);
+	return UT_PASS;
+}
+
+/* --- argument checks ------------------------------------------------ */
+
+static int test_errors(void)
+{
+	struct ut_unwind req = { .entries = (uintptr_t)frames };
+
+	/* unwind_user(NULL, 8) */
+	req.mode = UT_MODE_UNWIND_USER;
+	req.max = 8;
+	req.null_trace = 1;
+	ut_check(sys_unwind(&req) == 0 && req.ret == -EINVAL, "NULL trace: %d", req.ret);
+	/* unwind_user(trace with NULL entries, 8) */
+	req.null_trace = 2;
+	ut_check(sys_unwind(&req) == 0 && req.ret == -EINVAL, "NULL entries: %d", req.ret);
+	/* unwind_user(trace, 0) */
+	req.null_trace = 0;
+	req.max = 0;
+	ut_check(sys_unwind(&req) == 0 && req.ret == -EINVAL && req.nr == 0,
+		 "max 0: %d nr %u", req.ret, req.nr);
+	/* unwind_user_start(NULL) / unwind_user_next(NULL) */
+	req.mode = UT_MODE_ITERATE;
+	req.null_trace = 1;
+	ut_check(sys_unwind(&req) == 0 && req.ret == -EINVAL, "NULL state: %d", req.ret);
+	/* unwind_user_faultable(NULL) */
+	req.mode = UT_MODE_FAULTABLE;
+	ut_check(sys_unwind(&req) == 0 && req.ret == -EINVAL, "NULL faultable: %d", req.ret);
+	/* An unknown mode is refused by the test driver, not an API. */
+	req.mode = 99;
+	req.null_trace = 0;
+	req.max = 4;
+	ut_check(sys_unwind(&req) == 0 && req.ret == -EOPNOTSUPP, "mode 99: %d", req.ret);
+	return ut_result();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s chain|hostile|fuzz|errors ...\n", argv[0]);
+		return UT_FAIL;
+	}
+	if (!strcmp(argv[1], "abi")) {
+		puts(sizeof(long) == 8 ? "lp64" : "ilp32");
+		return UT_PASS;
+	}
+	ctl_fd = ut_open();
+	setup_stack();
+	if (!strcmp(argv[1], "chain") && argc >= 5)
+		return test_chain(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]),
+				  argc > 5 && !strcmp(argv[5], "thread"));
+	if (!strcmp(argv[1], "hostile") && argc == 3)
+		return test_hostile(argv[2]);
+	if (!strcmp(argv[1], "fuzz") && argc == 4)
+		return test_fuzz(atol(argv[2]), strtoull(argv[3], NULL, 0));
+	if (!strcmp(argv[1], "errors"))
+		return test_errors();
+	fprintf(stderr, "bad arguments\n");
+	return UT_FAIL;
+}
