@@ -233,8 +233,6 @@ pub(crate) unsafe fn request(work: *mut UnwindWork, cookie: &mut u64) -> Result<
 /// `unwind_user_faultable()`: the trace of this entry, from the cache or
 /// from a walk that fills it.
 pub(crate) fn faultable(trace: &mut UnwindStacktrace) -> Result {
-    trace.nr = 0;
-    trace.entries = ptr::null_mut();
     if !shim::can_fault() {
         return Err(EINVAL);
     }

@@ -78,6 +78,7 @@ impl Drop for Registration {
         unsafe { bindings::unwind_hooks_unregister(&HOOKS) };
         // No code of this module runs on any task's behalf now: take back
         // queued works and free every cache.
+        let mut pending = 0u64;
         shim::for_each_thread(|t| {
             // SAFETY: `for_each_thread()` hands out live tasks.
             let info = unsafe { TaskInfo::of(t) };
@@ -85,7 +86,7 @@ impl Drop for Registration {
             // SAFETY: `t` is alive; cancelling takes the task's own lock.
             let cancelled = unsafe { bindings::task_work_cancel(t, info.work()) };
             if cancelled {
-                stats::inc(Stat::UnloadCancelled);
+                pending += 1;
             }
             // A work already taken off the queue but not yet run clears the
             // mask itself in the kernel's trampoline.
@@ -95,5 +96,6 @@ impl Drop for Registration {
             info.cookie().store(0, Ordering::Relaxed);
             cache::free(&info);
         });
+        pr_info!("unloaded, {} pending task works cancelled\n", pending);
     }
 }

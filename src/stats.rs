@@ -28,10 +28,9 @@ pub(crate) enum Stat {
     Requests,
     Queued,
     Callbacks,
-    UnloadCancelled,
 }
 
-const NAMES: [&CStr; 13] = [
+const NAMES: [&CStr; 12] = [
     c_str!("fork"),
     c_str!("exit"),
     c_str!("free"),
@@ -44,7 +43,6 @@ const NAMES: [&CStr; 13] = [
     c_str!("requests"),
     c_str!("queued"),
     c_str!("callbacks"),
-    c_str!("unload_cancelled"),
 ];
 
 #[allow(clippy::declare_interior_mutable_const)]

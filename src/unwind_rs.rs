@@ -47,9 +47,3 @@ impl kernel::Module for UnwindDeferred {
         })
     }
 }
-
-impl Drop for UnwindDeferred {
-    fn drop(&mut self) {
-        pr_info!("unloading\n");
-    }
-}

@@ -123,6 +123,62 @@ t_unwind_walks_counted() {
 	expect_eq "walks" $(( $(stat walks) - w0 )) 0
 }
 
+# --- deferred -------------------------------------------------------
+
+D64=/bin/deferred64
+D32=/bin/deferred32
+
+for t in task nmi irq cookie_same cookie_new cookie_cpus cache mask errors \
+	 cancel_pending cancel_running exit; do
+	eval "t_deferred_$t() { \$D64 $t; }"
+	eval "t_deferred_compat_$t() { \$D32 $t; }"
+	T_DEFERRED="$T_DEFERRED t_deferred_$t"
+	T_DEFERRED_COMPAT="$T_DEFERRED_COMPAT t_deferred_compat_$t"
+done
+
+t_deferred_unload_refused() {
+	# unwind_test holds registered works: the core must stay.
+	rmmod unwind_deferred 2>/dev/null && { diag "core unloaded under a consumer"; return 1; }
+	grep -q '^unwind_deferred ' /proc/modules
+}
+
+t_deferred_stress() {
+	$D64 stress ${STRESS_SECONDS:-5}
+}
+
+pending_cancelled() {
+	dmesg | sed -n 's/.*unloaded, \([0-9]*\) pending task works cancelled.*/\1/p' |
+		awk '{ s += $1 } END { print s + 0 }'
+}
+
+# Load/unload cycles while victim tasks sleep in nanosleep() with a
+# request pending (queued by unwind_test's sys_enter probe).
+t_deferred_unload_1000() {
+	rmmod unwind_test || return 1
+	unload_core || return 1
+	before=$(pending_cancelled)
+	$D64 victims 6 2>/dev/null &
+	sleep 0.3
+	i=0
+	r=0
+	while [ $i -lt ${UNLOAD_CYCLES:-1000} ]; do
+		load_core || { diag "insmod core failed at $i"; r=1; break; }
+		insmod $MODDIR/unwind_test.ko || { diag "insmod test failed at $i"; r=1; break; }
+		usleep 30000
+		rmmod unwind_test || { diag "rmmod test failed at $i"; r=1; break; }
+		unload_core || { diag "rmmod core failed at $i"; r=1; break; }
+		i=$((i + 1))
+	done
+	killall ut_victim 2>/dev/null
+	sleep 0.2
+	pending=$(( $(pending_cancelled) - before ))
+	diag "$i cycles, $pending pending task works cancelled at unload"
+	expect_ge "pending works cancelled at unload" "$pending" $((i / 2)) || r=1
+	load_core || r=1
+	insmod $MODDIR/unwind_test.ko || r=1
+	return $r
+}
+
 # --- teardown -------------------------------------------------------
 
 t_module_unload_all() {
@@ -137,5 +193,7 @@ t_module_unload_all() {
 T_FIRST="t_module_load t_module_reload_20x t_hooks_static_key \
 	t_hooks_fork_exit_free t_hooks_exit_to_user t_ia32_emulation"
 T_NAMES="$T_FIRST $T_NAMES t_unwind_fuzz64 t_unwind_fuzz32 \
-	t_unwind_walks_counted t_module_unload_all"
+	t_unwind_walks_counted $T_DEFERRED $T_DEFERRED_COMPAT \
+	t_deferred_unload_refused t_deferred_stress t_deferred_unload_1000 \
+	t_module_unload_all"
 t_run_all

@@ -29,4 +29,70 @@ struct ut_unwind {
 
 #define UT_IOC_UNWIND		_IOWR('u', 1, struct ut_unwind)
 
+#define UT_NWORKS	4	/* works registered while the module is loaded */
+#define UT_TRACE_MAX	64	/* frames kept per callback */
+
+/* Operations of UT_IOC_DEFERRED. */
+enum ut_op {
+	UT_OP_RESET = 0,	/* forget all results */
+	UT_OP_REQUEST,		/* request on @works, @count times each, in this syscall */
+	UT_OP_REQUEST_NMI,	/* the same, from a self-NMI during this syscall */
+	UT_OP_REQUEST_IRQ,	/* from an hrtimer on this CPU @arg us later, for this task */
+	UT_OP_IRQ_RESULT,	/* what the hrtimer's request returned (ret 1: not yet) */
+	UT_OP_RESULT,		/* callbacks of work @arg: struct ut_result at @ptr */
+	UT_OP_GET_COOKIE,	/* unwind_user_get_cookie() twice: cookie, ret 0 if equal */
+	UT_OP_ERRORS,		/* argument checks of the API: ret = failed checks */
+	UT_OP_MASK,		/* take every free bit: ret = bits taken, see test */
+	UT_OP_CANCEL_SLEEP,	/* request on the cancel work and @works, sleep @arg ms */
+	UT_OP_CANCEL,		/* cancel the cancel work (and re-init it later) */
+	UT_OP_CANCEL_INIT,	/* (re)register the cancel work */
+	UT_OP_CONTEXT_ERRORS,	/* calls from a kthread and from IRQ: ret = failures */
+	UT_OP_STRESS,		/* see struct ut_stress */
+};
+
+struct ut_deferred {
+	__u32 op;
+	__u32 works;		/* bitmask of works 0..UT_NWORKS-1 */
+	__u32 count;
+	__u32 arg;
+	__s32 ret;		/* op result, or the first request's return */
+	__s32 rets[UT_NWORKS];	/* each work's last request return */
+	__u32 cookies_differ;	/* requests in this op whose cookie differed */
+	__u64 cookie;		/* cookie of the first request */
+	__u64 ptr;		/* user pointer for UT_OP_RESULT / UT_OP_STRESS */
+	__u32 direct_nr;	/* a direct unwind_user() in the same entry */
+	__u32 pad;
+	__u64 direct[UT_TRACE_MAX];
+};
+
+/* One work's callbacks since UT_OP_RESET. */
+struct ut_result {
+	__u64 callbacks;
+	__u64 cookie;		/* of the last callback */
+	__u64 bad_after_cancel;	/* callbacks that ran after cancel returned */
+	__s32 pid;		/* task of the last callback */
+	__u32 exiting;		/* the last callback ran in the exit path */
+	__u32 nr;		/* frames of the last trace */
+	__u32 matches_direct;	/* last trace == direct unwind of its request */
+	__u64 entries[UT_TRACE_MAX];
+};
+
+/* UT_OP_STRESS, @ptr points here. */
+struct ut_stress {
+	__u32 seconds;
+	__u32 pad;
+	__u64 requests;		/* out: successful requests (0 or 1) */
+	__u64 irq_requests;
+	__u64 nmi_requests;
+	__u64 callbacks;
+	__u64 missing;		/* requested (work, cookie) pairs without callback */
+	__u64 duplicates;	/* pairs with more than one callback */
+	__u64 unrequested;	/* callbacks for pairs never requested */
+	__u64 cycles;		/* init/cancel cycles of the churn work */
+	__u64 late;		/* churn callbacks after its cancel returned */
+	__u64 dropped;		/* events lost to a full log */
+};
+
+#define UT_IOC_DEFERRED		_IOWR('u', 2, struct ut_deferred)
+
 #endif /* _UNWIND_TEST_UAPI_H */

@@ -1,21 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Test driver for unwind_deferred.ko, built only against the public
- * headers in include/: user test programs ask it, through ioctls on
- * /sys/kernel/debug/unwind_test/ctl, to unwind their own stack.
- */
-#include <linux/debugfs.h>
-#include <linux/fs.h>
-#include <linux/module.h>
+/* UT_IOC_UNWIND: the caller asks for an unwind of its own stack. */
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <linux/unwind_deferred.h>
 
-#include "unwind_test_uapi.h"
+#include "ut.h"
 
 #define UT_MAX_ENTRIES 4096
-
-static struct dentry *ut_dir;
 
 static int ut_walk(struct ut_unwind *req, unsigned long *buf)
 {
@@ -26,9 +16,12 @@ static int ut_walk(struct ut_unwind *req, unsigned long *buf)
 
 	switch (req->mode) {
 	case UT_MODE_UNWIND_USER:
-		if (req->null_trace)
-			return unwind_user(req->null_trace == 1 ? NULL : &(struct unwind_stacktrace){},
-					   req->max);
+		if (req->null_trace == 1)
+			return unwind_user(NULL, req->max);
+		if (req->null_trace == 2) {
+			trace.entries = NULL;
+			return unwind_user(&trace, req->max);
+		}
 		ret = unwind_user(&trace, req->max);
 		req->nr = trace.nr;
 		return ret;
@@ -65,7 +58,7 @@ static int ut_walk(struct ut_unwind *req, unsigned long *buf)
 	return -EOPNOTSUPP;
 }
 
-static long ut_ioctl_unwind(void __user *arg)
+long ut_ioctl_unwind(void __user *arg)
 {
 	struct ut_unwind req;
 	unsigned long *buf;
@@ -95,38 +88,3 @@ static long ut_ioctl_unwind(void __user *arg)
 	kfree(buf);
 	return ret;
 }
-
-static long ut_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
-{
-	switch (cmd) {
-	case UT_IOC_UNWIND:
-		return ut_ioctl_unwind((void __user *)arg);
-	}
-	return -ENOTTY;
-}
-
-static const struct file_operations ut_fops = {
-	.owner		= THIS_MODULE,
-	.unlocked_ioctl	= ut_ioctl,
-	.compat_ioctl	= compat_ptr_ioctl,
-};
-
-static int __init ut_init(void)
-{
-	ut_dir = debugfs_create_dir("unwind_test", NULL);
-	if (IS_ERR(ut_dir))
-		return PTR_ERR(ut_dir);
-	/* _unsafe: the full proxy has no compat_ioctl; .owner pins us while open. */
-	debugfs_create_file_unsafe("ctl", 0600, ut_dir, NULL, &ut_fops);
-	return 0;
-}
-
-static void __exit ut_exit(void)
-{
-	debugfs_remove(ut_dir);
-}
-
-module_init(ut_init);
-module_exit(ut_exit);
-MODULE_DESCRIPTION("Test driver for unwind_deferred.ko");
-MODULE_LICENSE("GPL");
