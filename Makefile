@@ -15,6 +15,6 @@ modules clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(K) $@
 
 rustfmt:
-	rustfmt --edition 2021 --config-path $(KDIR)/source/.rustfmt.toml src/*.rs
+	rustfmt --edition 2021 --config-path $(KDIR)/source/.rustfmt.toml $(RUSTFMT_FLAGS) src/*.rs
 
 .PHONY: all modules clean rustfmt

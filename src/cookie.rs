@@ -34,7 +34,10 @@ pub(crate) fn get(info: &TaskInfo) -> u64 {
         return cur;
     }
     let cpu = shim::cpu() as usize % NR_CPUS;
-    let count = COUNTERS[cpu].0.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+    let count = COUNTERS[cpu]
+        .0
+        .fetch_add(1, Ordering::Relaxed)
+        .wrapping_add(1);
     let new = ((cpu as u64 + 1) << COUNT_BITS) | (count & ((1 << COUNT_BITS) - 1));
     match info
         .cookie()

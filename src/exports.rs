@@ -23,7 +23,10 @@ fn errno(e: Error) -> c_int {
 /// `trace` must be NULL or valid, with `entries` NULL or valid for
 /// `max_entries` writes.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn unwind_user(trace: *mut UnwindStacktrace, max_entries: c_uint) -> c_int {
+pub(crate) unsafe extern "C" fn unwind_user(
+    trace: *mut UnwindStacktrace,
+    max_entries: c_uint,
+) -> c_int {
     // SAFETY: NULL or valid per the contract.
     let Some(trace) = (unsafe { trace.as_mut() }) else {
         return errno(EINVAL);
@@ -40,8 +43,7 @@ pub(crate) unsafe extern "C" fn unwind_user(trace: *mut UnwindStacktrace, max_en
         return errno(EINVAL);
     }
     // SAFETY: The caller provides `max_entries` writable entries.
-    let entries =
-        unsafe { core::slice::from_raw_parts_mut(trace.entries, max_entries as usize) };
+    let entries = unsafe { core::slice::from_raw_parts_mut(trace.entries, max_entries as usize) };
     trace.nr = user::unwind(entries) as u32;
     0
 }
@@ -108,7 +110,10 @@ pub(crate) unsafe extern "C" fn unwind_user_faultable(trace: *mut UnwindStacktra
 /// `work` must be NULL or stay valid until `unwind_deferred_cancel()` for
 /// it has returned.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn unwind_deferred_init(work: *mut UnwindWork, func: UnwindCallback) -> c_int {
+pub(crate) unsafe extern "C" fn unwind_deferred_init(
+    work: *mut UnwindWork,
+    func: UnwindCallback,
+) -> c_int {
     // SAFETY: Per the contract.
     match unsafe { deferred::init(work, func) } {
         Ok(()) => 0,
@@ -122,7 +127,10 @@ pub(crate) unsafe extern "C" fn unwind_deferred_init(work: *mut UnwindWork, func
 ///
 /// `work` and `cookie` must each be NULL or valid.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn unwind_deferred_request(work: *mut UnwindWork, cookie: *mut u64) -> c_int {
+pub(crate) unsafe extern "C" fn unwind_deferred_request(
+    work: *mut UnwindWork,
+    cookie: *mut u64,
+) -> c_int {
     // SAFETY: NULL or valid per the contract.
     let Some(cookie) = (unsafe { cookie.as_mut() }) else {
         return errno(EINVAL);

@@ -15,18 +15,23 @@
 #include <linux/sched/task_stack.h>
 #include <linux/srcu.h>
 #include <linux/uaccess.h>
-#include <linux/unwind_deferred.h>
 
 #include "shim.h"
 
-EXPORT_SYMBOL_GPL(unwind_user);
-EXPORT_SYMBOL_GPL(unwind_user_start);
-EXPORT_SYMBOL_GPL(unwind_user_next);
-EXPORT_SYMBOL_GPL(unwind_user_faultable);
-EXPORT_SYMBOL_GPL(unwind_deferred_init);
-EXPORT_SYMBOL_GPL(unwind_deferred_request);
-EXPORT_SYMBOL_GPL(unwind_deferred_cancel);
-EXPORT_SYMBOL_GPL(unwind_user_get_cookie);
+/*
+ * The API is implemented in Rust (src/exports.rs, prototypes in
+ * include/linux/unwind_*.h): export the symbols as rust/exports.c does.
+ */
+#define UNWIND_RS_EXPORT(sym) extern int sym; EXPORT_SYMBOL_GPL(sym)
+
+UNWIND_RS_EXPORT(unwind_user);
+UNWIND_RS_EXPORT(unwind_user_start);
+UNWIND_RS_EXPORT(unwind_user_next);
+UNWIND_RS_EXPORT(unwind_user_faultable);
+UNWIND_RS_EXPORT(unwind_deferred_init);
+UNWIND_RS_EXPORT(unwind_deferred_request);
+UNWIND_RS_EXPORT(unwind_deferred_cancel);
+UNWIND_RS_EXPORT(unwind_user_get_cookie);
 
 /* Protects the callback slots against unwind_deferred_cancel(). */
 DEFINE_STATIC_SRCU(unwind_rs_srcu);
@@ -93,8 +98,7 @@ void unwind_rs_synchronize_srcu(void)
 	synchronize_srcu(&unwind_rs_srcu);
 }
 
-void unwind_rs_for_each_thread(void (*fn)(struct task_struct *t, void *arg),
-			       void *arg)
+void unwind_rs_walk_threads(unwind_rs_thread_fn fn, void *arg)
 {
 	struct task_struct *g, *t;
 

@@ -21,8 +21,8 @@ void unwind_rs_irq_restore(unsigned long flags);
 int unwind_rs_srcu_read_lock(void);
 void unwind_rs_srcu_read_unlock(int idx);
 void unwind_rs_synchronize_srcu(void);
-void unwind_rs_for_each_thread(void (*fn)(struct task_struct *t, void *arg),
-			       void *arg);
+typedef void (*unwind_rs_thread_fn)(struct task_struct *t, void *arg);
+void unwind_rs_walk_threads(unwind_rs_thread_fn fn, void *arg);
 int unwind_rs_debugfs_create(const char *const *names, u64 *values,
 			     unsigned int n);
 void unwind_rs_debugfs_remove(void);

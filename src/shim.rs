@@ -24,7 +24,7 @@ extern "C" {
     pub(crate) fn unwind_rs_srcu_read_unlock(idx: c_int);
     pub(crate) fn unwind_rs_synchronize_srcu();
     /// Calls `f` for every thread of every process, under `rcu_read_lock()`.
-    pub(crate) fn unwind_rs_for_each_thread(
+    pub(crate) fn unwind_rs_walk_threads(
         f: unsafe extern "C" fn(t: *mut bindings::task_struct, arg: *mut c_void),
         arg: *mut c_void,
     );
@@ -108,5 +108,5 @@ pub(crate) fn for_each_thread<F: FnMut(*mut bindings::task_struct)>(mut f: F) {
     }
     // SAFETY: `trampoline::<F>` matches the callback type and `arg` points to
     // `f`, which outlives the call.
-    unsafe { unwind_rs_for_each_thread(trampoline::<F>, (&raw mut f).cast()) };
+    unsafe { unwind_rs_walk_threads(trampoline::<F>, (&raw mut f).cast()) };
 }

@@ -65,7 +65,13 @@ impl UnwindUserState {
         }
         // SAFETY: `regs` points to current's saved user registers, which stay
         // valid while current runs in the kernel.
-        let (ip, sp, fp) = unsafe { ((*regs).ip as usize, (*regs).sp as usize, (*regs).bp as usize) };
+        let (ip, sp, fp) = unsafe {
+            (
+                (*regs).ip as usize,
+                (*regs).sp as usize,
+                (*regs).bp as usize,
+            )
+        };
         self.ip = ip;
         self.sp = sp;
         self.fp = fp;
@@ -127,7 +133,9 @@ impl UnwindUserState {
 /// Reads a `T` from user address `addr`; fails for non-user or unmapped
 /// addresses.  May fault: task context only.
 fn read_user<T: kernel::types::FromBytes>(addr: usize) -> Result<T> {
-    UserSlice::new(addr, core::mem::size_of::<T>()).reader().read::<T>()
+    UserSlice::new(addr, core::mem::size_of::<T>())
+        .reader()
+        .read::<T>()
 }
 
 /// Walks current's user stack into `entries`, at most `entries.len()`

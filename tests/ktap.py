@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Summarise a guest log: the KTAP results plus a scan of the guest's dmesg.
+
+Prints every result line, then "N passed, N failed".  Exits 0 only if
+nothing failed.  A dmesg with BUG:, WARNING:, Oops, a lockdep report or
+"possible recursive locking" is one more failed test (dmesg_clean), and
+so is a plan that was not completed (plan_complete).
+"""
+import re
+import sys
+
+BAD = re.compile(r"BUG:|WARNING:|Oops|possible recursive locking|"
+                 r"possible circular locking|inconsistent lock state|"
+                 r"suspicious RCU usage|DEBUG_LOCKS_WARN_ON|"
+                 r"lockdep: |INFO: lockdep is turned off|"
+                 r"INFO: task .* blocked|general protection|"
+                 r"Kernel panic|UBSAN|KASAN|refcount_t:|list_add corruption|"
+                 r"list_del corruption|rcu_sched detected stall|"
+                 r"self-detected stall|watchdog: BUG|Call Trace:")
+RESULT = re.compile(r"^(not ok|ok) (\d+) (\S+)(.*)$")
+
+
+def main():
+    path = sys.argv[1]
+    incomplete = "--incomplete" in sys.argv
+    text = open(path, errors="replace").read().replace("\r", "")
+    lines = text.split("\n")
+    passed = failed = seen = 0
+    plan = None
+    for line in lines:
+        m = re.match(r"^1\.\.(\d+)$", line)
+        if m:
+            plan = int(m.group(1))
+            continue
+        m = RESULT.match(line)
+        if not m:
+            continue
+        seen += 1
+        print(line)
+        if m.group(1) == "ok":
+            passed += 1
+        else:
+            failed += 1
+
+    if "UNWIND-RS-DMESG-BEGIN" in text:
+        dmesg = text.split("UNWIND-RS-DMESG-BEGIN", 1)[1].split(
+            "UNWIND-RS-DMESG-END", 1)[0].split("\n")
+    else:
+        dmesg = lines  # the guest died: scan its console instead
+    bad = [line for line in dmesg if BAD.search(line)]
+    if bad or incomplete:
+        failed += 1
+        print("not ok - dmesg_clean")
+        for line in bad[:40]:
+            print("#   " + line.strip())
+    else:
+        passed += 1
+        print("ok - dmesg_clean")
+
+    if plan is None or seen < plan:
+        failed += 1
+        print(f"not ok - plan_complete # {seen} of {plan} tests reported")
+    else:
+        passed += 1
+        print("ok - plan_complete")
+
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

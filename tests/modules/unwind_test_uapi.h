@@ -48,6 +48,7 @@ enum ut_op {
 	UT_OP_CANCEL_INIT,	/* (re)register the cancel work */
 	UT_OP_CONTEXT_ERRORS,	/* calls from a kthread and from IRQ: ret = failures */
 	UT_OP_STRESS,		/* see struct ut_stress */
+	UT_OP_BUSY_KTHREAD,	/* a kthread spins on CPU 0 for @arg ms: ret = its pid */
 };
 
 struct ut_deferred {

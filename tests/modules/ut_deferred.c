@@ -219,8 +219,13 @@ static void ut_nop_callback(struct unwind_work *work,
 {
 }
 
-#define UT_CHECK(bit, cond) do { if (!(cond)) { fails |= BIT(bit);	\
-	pr_err("unwind_test: check %d failed: %s\n", bit, #cond); } } while (0)
+#define UT_CHECK(bit, cond)						\
+do {									\
+	if (!(cond)) {							\
+		fails |= BIT(bit);					\
+		pr_err("unwind_test: check %d failed: %s\n", bit, #cond); \
+	}								\
+} while (0)
 
 static int ut_errors(void)
 {
@@ -310,6 +315,7 @@ static int ut_kthread_fn(void *data)
 static struct hrtimer ut_ctx_timer;
 static atomic_t ut_ctx_fails;
 static atomic_t ut_ctx_done;
+static pid_t ut_ctx_pid;
 
 static enum hrtimer_restart ut_ctx_timer_fn(struct hrtimer *t)
 {
@@ -317,7 +323,11 @@ static enum hrtimer_restart ut_ctx_timer_fn(struct hrtimer *t)
 	struct unwind_stacktrace trace = { .entries = buf };
 	int fails = 0;
 
-	/* Hard IRQ on top of our task: no faults allowed. */
+	/* Hard IRQ on top of our (busy) task: no faults allowed. */
+	if (current->pid != ut_ctx_pid) {
+		hrtimer_forward_now(t, UT_US(50));
+		return HRTIMER_RESTART;
+	}
 	UT_CHECK(20, unwind_user_faultable(&trace) == -EINVAL);
 	UT_CHECK(21, unwind_user(&trace, 4) == -EINVAL);
 	atomic_set(&ut_ctx_fails, fails);
@@ -345,12 +355,38 @@ static int ut_context_errors(void)
 	preempt_enable();
 
 	atomic_set(&ut_ctx_done, 0);
-	hrtimer_start(&ut_ctx_timer, UT_US(100), HRTIMER_MODE_REL_HARD);
-	for (i = 0; i < 2000 && !atomic_read(&ut_ctx_done); i++)
-		usleep_range(100, 200);
+	ut_ctx_pid = current->pid;
+	hrtimer_start(&ut_ctx_timer, UT_US(100), HRTIMER_MODE_REL_PINNED_HARD);
+	/* Busy, so that the timer interrupts this task. */
+	for (i = 0; i < 200000 && !atomic_read(&ut_ctx_done); i++)
+		udelay(1);
 	UT_CHECK(24, atomic_read(&ut_ctx_done));
 	hrtimer_cancel(&ut_ctx_timer);
 	return fails | atomic_read(&ut_ctx_fails);
+}
+
+/* A kernel thread that keeps CPU 0 busy, for perf's kernel-thread samples. */
+static int ut_busy_fn(void *data)
+{
+	unsigned long end = jiffies + msecs_to_jiffies((unsigned long)data);
+
+	while (time_before(jiffies, end) && !kthread_should_stop()) {
+		cpu_relax();
+		cond_resched();
+	}
+	return 0;
+}
+
+static int ut_busy_kthread(unsigned int ms)
+{
+	struct task_struct *t;
+
+	t = kthread_create(ut_busy_fn, (void *)(unsigned long)ms, "ut_busy");
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	kthread_bind(t, 0);
+	wake_up_process(t);
+	return t->pid;
 }
 
 /* --- ioctl -------------------------------------------------------------- */
@@ -465,6 +501,9 @@ static int ut_deferred_op(struct ut_deferred *req)
 		return 0;
 	case UT_OP_STRESS:
 		return ut_stress(req);
+	case UT_OP_BUSY_KTHREAD:
+		req->ret = ut_busy_kthread(min(req->arg, 5000U));
+		return 0;
 	}
 	return -EOPNOTSUPP;
 }
@@ -519,7 +558,7 @@ int ut_deferred_init(void)
 		goto err_cancel;
 	hrtimer_init(&ut_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 	ut_timer.function = ut_timer_fn;
-	hrtimer_init(&ut_ctx_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	hrtimer_init(&ut_ctx_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 	ut_ctx_timer.function = ut_ctx_timer_fn;
 	return 0;
 

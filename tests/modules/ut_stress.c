@@ -48,12 +48,15 @@ static DEFINE_PER_CPU(u32, ut_rng);
 /* ut_rand() takes a lock: not usable in NMI.  A per-CPU xorshift. */
 static u32 ut_rand(void)
 {
-	u32 x = this_cpu_read(ut_rng) ?: 2463534242u + smp_processor_id();
+	u32 x;
 
+	preempt_disable();
+	x = this_cpu_read(ut_rng) ?: 2463534242u + smp_processor_id();
 	x ^= x << 13;
 	x ^= x >> 17;
 	x ^= x << 5;
 	this_cpu_write(ut_rng, x);
+	preempt_enable();
 	return x;
 }
 static struct task_struct *ut_churn;

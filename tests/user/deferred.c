@@ -403,15 +403,24 @@ static int t_exit(void)
 
 /* --- victims for the unload test ---------------------------------------- */
 
-static int t_victims(int n)
+/*
+ * Each victim blocks in read() on a FIFO; unwind_test's sys_enter probe
+ * queues a request at every read() entry, which stays pending while the
+ * victim sleeps.  The test writes one byte per victim and cycle.
+ */
+static int t_victims(int n, const char *fifo)
 {
 	int i;
 
 	for (i = 0; i < n; i++) {
 		if (fork() == 0) {
+			int f = open(fifo, O_RDWR);
+			char c;
+
 			prctl(PR_SET_NAME, "ut_victim");
-			for (;;)
-				usleep(20000);
+			while (f >= 0 && read(f, &c, 1) >= 0)
+				;
+			_exit(1);
 		}
 	}
 	return UT_PASS;
@@ -482,8 +491,8 @@ int main(int argc, char **argv)
 	int n = argc > 2 ? atoi(argv[2]) : 0;
 
 	/* Victims outlive unwind_test.ko: they must not hold its file. */
-	if (!strcmp(t, "victims"))
-		return t_victims(n);
+	if (!strcmp(t, "victims") && argc == 4)
+		return t_victims(n, argv[3]);
 	fd = ut_open();
 	if (!strcmp(t, "task"))
 		return t_task();

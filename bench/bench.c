@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User side of scripts/bench.  Prints "BENCH <key> <value>" lines; the
+ * host takes medians over rounds and the ratios.
+ *   bench walk DEPTH | irq DEPTH | cache N M DEPTH | workload none|perf|deferred
+ *   bench getpid N
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "unwind_bench_uapi.h"
+
+static int fd;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "bench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static unsigned long long stat_of(const char *name)
+{
+	char path[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/unwind_deferred/%s", name);
+	f = fopen(path, "r");
+	if (!f || fscanf(f, "%llu", &v) != 1)
+		die(path);
+	fclose(f);
+	return v;
+}
+
+/* Runs fn at the bottom of a chain of `depth` frames. */
+static __attribute__((noinline)) void at_depth(int depth, void (*fn)(void *), void *arg)
+{
+	if (depth <= 1)
+		fn(arg);
+	else
+		at_depth(depth - 1, fn, arg);
+	asm volatile("" ::: "memory");
+}
+
+static void do_walk(void *arg)
+{
+	struct ub_walk *w = arg;
+
+	if (ioctl(fd, UB_IOC_WALK, w))
+		die("walk");
+}
+
+static void do_irq(void *arg)
+{
+	struct ub_irq *q = arg;
+	volatile unsigned long i;
+	double end;
+
+	if (ioctl(fd, UB_IOC_IRQ, q))
+		die("irq start");
+	end = now() + 0.2;
+	while (now() < end)
+		for (i = 0; i < 1000; i++)
+			;
+	q->period_us = 0;
+	if (ioctl(fd, UB_IOC_IRQ, q))
+		die("irq stop");
+}
+
+static void do_cache(void *arg)
+{
+	if (ioctl(fd, UB_IOC_CACHE, arg))
+		die("cache");
+}
+
+/* A CPU-bound recursion: deep stacks while it works. */
+static __attribute__((noinline)) uint64_t work(int depth, uint64_t x)
+{
+	volatile unsigned long i;
+
+	if (depth > 0)
+		return work(depth - 1, x * 6364136223846793005ull + 1) ^ depth;
+	for (i = 0; i < 20000; i++)
+		x = x * 31 + i;
+	return x;
+}
+
+static void workload(const char *mode)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.sample_period = 100000,	/* 100 us: 10 kHz */
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN,
+		.sample_max_stack = 512,
+	};
+	struct perf_event_mmap_page *meta = NULL;
+	uint64_t sink = 0;
+	double t0, t1;
+	int pfd = -1, i;
+
+	if (!strcmp(mode, "perf")) {
+		pfd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+		if (pfd < 0)
+			die("perf_event_open");
+		meta = mmap(NULL, 257 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
+		if (meta == MAP_FAILED)
+			die("mmap");
+	} else if (!strcmp(mode, "deferred")) {
+		int c = open("/sys/kernel/debug/unwind_perf/comm", O_WRONLY);
+		int e = open("/sys/kernel/debug/unwind_perf/enable", O_WRONLY);
+
+		if (c < 0 || e < 0 || write(c, "bench64", 7) != 7 || write(e, "1", 1) != 1)
+			die("unwind_perf");
+		close(c);
+		close(e);
+	}
+	t0 = now();
+	for (i = 0; i < 200; i++) {
+		sink += work(64, i);
+		/* Consume perf's ring so it keeps recording. */
+		if (meta)
+			meta->data_tail = meta->data_head;
+	}
+	t1 = now();
+	if (!strcmp(mode, "deferred")) {
+		int e = open("/sys/kernel/debug/unwind_perf/enable", O_WRONLY);
+
+		if (e < 0 || write(e, "0", 1) != 1)
+			die("unwind_perf disable");
+		close(e);
+	}
+	if (pfd >= 0)
+		close(pfd);
+	printf("BENCH workload_%s_s %.6f\n", mode, t1 - t0);
+	if (sink == 42)
+		puts("");
+}
+
+int main(int argc, char **argv)
+{
+	const char *t = argc > 1 ? argv[1] : "";
+	int depth = argc > 2 ? atoi(argv[2]) : 8;
+
+	if (!strcmp(t, "getpid")) {
+		long n = depth, i;
+		double t0 = now();
+
+		for (i = 0; i < n; i++)
+			syscall(SYS_getpid);
+		printf("BENCH getpid_ns %.1f\n", (now() - t0) * 1e9 / n);
+		return 0;
+	}
+	if (!strcmp(t, "workload")) {
+		workload(argc > 2 ? argv[2] : "none");
+		return 0;
+	}
+	fd = open("/sys/kernel/debug/unwind_bench/ctl", O_RDWR);
+	if (fd < 0)
+		die("open ctl");
+	if (!strcmp(t, "walk")) {
+		struct ub_walk w = { .rounds = 200, .max = 1024 };
+
+		at_depth(depth, do_walk, &w);
+		printf("BENCH walk%d_frames %u %u\n", depth, w.perf_frames, w.ours_frames);
+		printf("BENCH walk%d_perf_ns_per_frame %.2f\n", depth,
+		       (double)w.perf_ns / w.rounds / w.perf_frames);
+		printf("BENCH walk%d_ours_ns_per_frame %.2f\n", depth,
+		       (double)w.ours_ns / w.rounds / w.ours_frames);
+	} else if (!strcmp(t, "irq")) {
+		struct ub_irq q = { .period_us = 200, .max = 1024 };
+
+		at_depth(depth, do_irq, &q);
+		printf("BENCH irq%d_ticks %llu %llu\n", depth, (unsigned long long)q.ticks,
+		       (unsigned long long)q.nmi_ticks);
+		if (!q.ticks || !q.nmi_ticks) {
+			fprintf(stderr, "bench: no samples\n");
+			return 1;
+		}
+		printf("BENCH irq%d_perf_ns %.1f\n", depth, (double)q.perf_ns / q.ticks);
+		printf("BENCH irq%d_request_ns %.1f\n", depth, (double)q.request_ns / q.ticks);
+		printf("BENCH nmi%d_perf_ns %.1f\n", depth, (double)q.nmi_perf_ns / q.nmi_ticks);
+		printf("BENCH nmi%d_request_ns %.1f\n", depth,
+		       (double)q.nmi_request_ns / q.nmi_ticks);
+	} else if (!strcmp(t, "cache")) {
+		struct ub_cache c = { .callers = atoi(argv[2]), .samples = atoi(argv[3]) };
+		unsigned long long w0 = stat_of("walks");
+
+		at_depth(atoi(argv[4]), do_cache, &c);
+		printf("BENCH cache_walks %llu\n", stat_of("walks") - w0);
+		printf("BENCH cache_deferred_ns %llu\n", (unsigned long long)c.deferred_ns);
+		printf("BENCH cache_sync_ns %llu\n", (unsigned long long)c.sync_ns);
+	} else {
+		fprintf(stderr, "bench: unknown '%s'\n", t);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Table of the benchmark figures in a guest log: median [min, max]."""
+import re
+import statistics
+import sys
+
+
+def main():
+    text = open(sys.argv[1], errors="replace").read().replace("\r", "")
+    vals = {}
+    for m in re.finditer(r"^BENCH (\S+) ([-\d.]+)(?: ([-\d.]+))?$", text, re.M):
+        vals.setdefault(m[1], []).append(float(m[2]))
+    failed = re.findall(r"^BENCH-FAILED.*$", text, re.M)
+    info = re.findall(r"^BENCH-INFO (.*)$", text, re.M)
+    rounds = len(re.findall(r"^BENCH-ROUND", text, re.M))
+
+    def med(k):
+        v = vals.get(k)
+        return statistics.median(v) if v else float("nan")
+
+    def rng(k):
+        v = vals.get(k, [float("nan")])
+        return f"[{min(v):.4g}, {max(v):.4g}]"
+
+    def ratio_row(label, num, den, unit):
+        print(f"| {label} | {med(num):.4g} {rng(num)} | {med(den):.4g} {rng(den)} | "
+              f"{unit} | {med(num) / med(den):.3f} |")
+
+    print(f"rounds: {rounds}; {'; '.join(info)}")
+    print("\nGuest time under QEMU -icount shift=0 counts instructions: compare ratios only.\n")
+    print("| measurement | deferred (ours) median [min, max] | perf synchronous median [min, max] | unit | ours / perf |")
+    print("| --- | --- | --- | --- | --- |")
+    for d in (8, 64, 256):
+        ratio_row(f"IRQ: cost per sample, depth {d}", f"irq{d}_request_ns", f"irq{d}_perf_ns", "ns")
+        ratio_row(f"NMI: cost per sample, depth {d}", f"nmi{d}_request_ns", f"nmi{d}_perf_ns", "ns")
+    for d in (8, 64, 256):
+        ratio_row(f"walk per frame, depth {d}", f"walk{d}_ours_ns_per_frame",
+                  f"walk{d}_perf_ns_per_frame", "ns/frame")
+    ratio_row("4 callers x 16 samples, one entry, depth 64", "cache_deferred_ns", "cache_sync_ns", "ns")
+    print(f"\nwalks for 4 x 16 requests in one entry: {med('cache_walks'):.0f} (perf: 64 walks)")
+    base = med("workload_none_s")
+    print("\n| workload (depth 64, cpu-clock 10 kHz) | run time median [min, max] | vs no sampling |")
+    print("| --- | --- | --- |")
+    for m in ("none", "perf", "deferred"):
+        k = f"workload_{m}_s"
+        print(f"| {m} | {med(k):.4g} s {rng(k)} | {med(k) / base:.3f} |")
+    print("\n| getpid() | ns per call median [min, max] | ratio |")
+    print("| --- | --- | --- |")
+    u = med("getpid_unloaded_ns")
+    for k in ("getpid_unloaded_ns", "getpid_loaded_ns"):
+        print(f"| {k.split('_')[1]} | {med(k):.4g} {rng(k)} | {med(k) / u:.3f} |")
+    if failed or not rounds:
+        print("\n".join(failed) or "no rounds ran", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Print the demo's ftrace events stitched by cookie, frames symbolized.
+
+Usage: symbolize.py GUEST_LOG BIN_DIR
+Each unwind_ftrace:unwind_request event (the syscall, with its cookie) is
+shown with the unwind_ftrace:unwind_stack event of the same cookie, its
+frames resolved with addr2line against the program's own ELF.
+"""
+import re
+import subprocess
+import sys
+
+REQ = re.compile(r"UT-TRACE\s+(\S+)-(\d+)\s.*?\s([\d.]+): unwind_request: "
+                 r"cookie=([0-9a-f]+) syscall=(-?\d+) ret=(-?\d+)")
+STK = re.compile(r"UT-TRACE\s+(\S+)-(\d+)\s.*?\s([\d.]+): unwind_stack: "
+                 r"cookie=([0-9a-f]+) nr=(\d+) frames=\{([^}]*)\}")
+
+
+def symbolize(binary, addrs):
+    if not addrs:
+        return []
+    out = subprocess.run(["addr2line", "-f", "-s", "-e", binary] + addrs,
+                         capture_output=True, text=True, check=False).stdout
+    lines = out.split("\n")
+    return [(lines[2 * i], lines[2 * i + 1]) for i in range(len(addrs))]
+
+
+def main():
+    log, bindir = sys.argv[1], sys.argv[2]
+    text = open(log, errors="replace").read().replace("\r", "")
+    prog, failed, shown = None, False, 0
+    reqs, stacks = {}, {}
+    order = []
+
+    def flush():
+        nonlocal shown
+        for cookie in order:
+            comm, pid, ts, nr, ret = reqs[cookie]
+            print(f"\n{comm} pid {pid}: syscall {nr} at {ts}s, cookie {cookie}"
+                  f" (request returned {ret})")
+            if cookie not in stacks:
+                print("  no user stack arrived for this cookie")
+                continue
+            frames = stacks[cookie]
+            for i, (fn, loc) in enumerate(symbolize(f"{bindir}/{prog}", frames)):
+                print(f"  #{i:<2} {frames[i]:>18}  {fn:<28} {loc}")
+            shown += 1
+        reqs.clear()
+        stacks.clear()
+        order.clear()
+
+    for line in text.split("\n"):
+        if line.startswith("UT-PROGRAM "):
+            if prog:
+                flush()
+            prog = line.split()[1]
+            abi = "IA32 emulation" if prog.endswith("32") else "x86-64"
+            print(f"\n===== {prog} ({abi}) =====")
+        elif m := REQ.search(line):
+            reqs[m[4]] = (m[1], m[2], m[3], m[5], m[6])
+            order.append(m[4])
+        elif m := STK.search(line):
+            stacks[m[4]] = [f.strip() for f in m[6].split(",") if f.strip()]
+        elif line.startswith("UT-COUNTERS"):
+            print("\n" + line[3:].lower())
+        elif "UT-DEMO-FAILED" in line:
+            failed = True
+    if prog:
+        flush()
+    if failed or not shown:
+        print("demo failed: no stitched user stack", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: GPL-2.0
+# scripts/bench, inside the guest: every measurement, ROUNDS times.
+. /jobs/lib.sh
+B=/bin/bench64
+ROUNDS=${BENCH_ROUNDS:-5}
+echo 1024 >/proc/sys/kernel/perf_event_max_stack
+grep -h hres_active /proc/timer_list | head -1 | sed 's/^ */BENCH-INFO /'
+load_mods() {
+	load_core && insmod $MODDIR/unwind_bench.ko && insmod $MODDIR/unwind_perf.ko
+}
+unload_mods() {
+	rmmod unwind_perf && rmmod unwind_bench && unload_core
+}
+load_mods || { echo "BENCH-FAILED load"; exit 1; }
+r=1
+while [ $r -le $ROUNDS ]; do
+	echo "BENCH-ROUND $r"
+	for d in 8 64 256; do
+		$B walk $d || echo "BENCH-FAILED walk $d"
+		$B irq $d || echo "BENCH-FAILED irq $d"
+	done
+	$B cache 4 16 64 || echo "BENCH-FAILED cache"
+	for m in none perf deferred; do
+		$B workload $m || echo "BENCH-FAILED workload $m"
+	done
+	$B getpid 100000 | sed 's/getpid_ns/getpid_loaded_ns/'
+	unload_mods || echo "BENCH-FAILED unload"
+	$B getpid 100000 | sed 's/getpid_ns/getpid_unloaded_ns/'
+	load_mods || echo "BENCH-FAILED reload"
+	r=$((r + 1))
+done
+unload_mods
