@@ -23,29 +23,47 @@ def symbolize(binary, addrs):
     out = subprocess.run(["addr2line", "-f", "-s", "-e", binary] + addrs,
                          capture_output=True, text=True, check=False).stdout
     lines = out.split("\n")
-    return [(lines[2 * i], lines[2 * i + 1]) for i in range(len(addrs))]
+    syms = []
+    for i, addr in enumerate(addrs):
+        fn, loc = lines[2 * i], lines[2 * i + 1]
+        if fn == "??" and int(addr, 16) >= 0xf7000000:
+            fn, loc = "[vdso]", ""
+        syms.append((fn, loc))
+    return syms
 
 
 def main():
     log, bindir = sys.argv[1], sys.argv[2]
     text = open(log, errors="replace").read().replace("\r", "")
     prog, failed, shown = None, False, 0
+    failed_cookies = []
+    counters = ""
     reqs, stacks = {}, {}
     order = []
 
     def flush():
         nonlocal shown
+        others = 0
         for cookie in order:
             comm, pid, ts, nr, ret = reqs[cookie]
-            print(f"\n{comm} pid {pid}: syscall {nr} at {ts}s, cookie {cookie}"
+            # The program's own write(2)s; libc's syscalls are only counted.
+            if nr not in ("1", "4"):
+                others += 1
+                if cookie not in stacks:
+                    print(f"  syscall {nr}: no user stack for cookie {cookie}")
+                    failed_cookies.append(cookie)
+                continue
+            print(f"\n{comm} pid {pid}: write(2) at {ts}s, cookie {cookie}"
                   f" (request returned {ret})")
             if cookie not in stacks:
                 print("  no user stack arrived for this cookie")
+                failed_cookies.append(cookie)
                 continue
             frames = stacks[cookie]
             for i, (fn, loc) in enumerate(symbolize(f"{bindir}/{prog}", frames)):
                 print(f"  #{i:<2} {frames[i]:>18}  {fn:<28} {loc}")
             shown += 1
+        print(f"\n({others} more syscalls of {prog} traced, each with its stack)")
         reqs.clear()
         stacks.clear()
         order.clear()
@@ -63,12 +81,14 @@ def main():
         elif m := STK.search(line):
             stacks[m[4]] = [f.strip() for f in m[6].split(",") if f.strip()]
         elif line.startswith("UT-COUNTERS"):
-            print("\n" + line[3:].lower())
+            counters = line[len("UT-COUNTERS "):]
         elif "UT-DEMO-FAILED" in line:
             failed = True
     if prog:
         flush()
-    if failed or not shown:
+    if counters:
+        print(f"\nunwind_deferred counters: {counters}")
+    if failed or not shown or failed_cookies:
         print("demo failed: no stitched user stack", file=sys.stderr)
         return 1
     return 0

@@ -7,21 +7,30 @@
  */
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
 static __attribute__((noinline)) uint64_t compute_checksum(const char *s)
 {
 	uint64_t sum = 0;
+	long ret = 1;	/* write(2) on x86-64 */
 	char line[64];
 	int n;
 
 	while (*s)
 		sum = sum * 31 + *s++;
 	n = snprintf(line, sizeof(line), "checksum %016llx\n", (unsigned long long)sum);
-	if (write(STDOUT_FILENO, line, n) != n)
-		return 0;
-	return sum;
+	/*
+	 * The syscall right here, not in libc's write(): libc is built
+	 * without frame pointers, and its leaf would hide this frame.
+	 */
+#ifdef __x86_64__
+	asm volatile("syscall" : "+a"(ret) : "D"(STDOUT_FILENO), "S"(line), "d"((long)n)
+		     : "rcx", "r11", "memory");
+#else
+	asm volatile("int $0x80" : "+a"(ret) : "b"(STDOUT_FILENO), "c"(line), "d"(n)
+		     : "memory");
+#endif
+	return ret == n ? sum : 0;
 }
 
 static __attribute__((noinline)) uint64_t handle_request(const char *path)
