@@ -63,6 +63,12 @@ static long ub_walk(struct ub_walk __user *arg)
 		return -ENOMEM;
 	trace.entries = buf;
 
+	/* Warm up both paths once before timing. */
+	unwind_user(&trace, w.max);
+	local_irq_disable();
+	ub_perf_walk(regs, w.max);
+	local_irq_enable();
+
 	t0 = local_clock();
 	for (i = 0; i < w.rounds; i++)
 		unwind_user(&trace, w.max);
@@ -143,8 +149,13 @@ static int ub_nmi(unsigned int type, struct pt_regs *regs)
 	if (!READ_ONCE(ub_nmi_armed))
 		return NMI_DONE;
 	WRITE_ONCE(ub_nmi_armed, false);
-	if (current->pid == ub_pid && user_mode(regs))
-		ub_sample(regs, &ub_nmi_perf_ns, &ub_nmi_req_ns, &ub_nmi_ticks);
+	/*
+	 * The NMI lands in the timer interrupt, which had hit our task in user
+	 * mode: both walkers start from the task's user registers.
+	 */
+	if (current->pid == ub_pid)
+		ub_sample(task_pt_regs(current), &ub_nmi_perf_ns, &ub_nmi_req_ns,
+			  &ub_nmi_ticks);
 	return NMI_HANDLED;
 }
 

@@ -8,6 +8,8 @@
 //! non-user addresses) and stops at the first frame that does not look
 //! right, keeping the entries it has.
 
+use kernel::bindings;
+use kernel::ffi::c_void;
 use kernel::prelude::*;
 use kernel::uaccess::UserSlice;
 
@@ -132,10 +134,23 @@ impl UnwindUserState {
 
 /// Reads a `T` from user address `addr`; fails for non-user or unmapped
 /// addresses.  May fault: task context only.
+///
+/// Stack pages are nearly always present, so a non-faulting copy is tried
+/// first: it skips `might_fault()`, whose lockdep annotation costs more
+/// than the copy on debug kernels.  Only if it fails is the page faulted in.
 fn read_user<T: kernel::types::FromBytes>(addr: usize) -> Result<T> {
-    UserSlice::new(addr, core::mem::size_of::<T>())
-        .reader()
-        .read::<T>()
+    let mut out = core::mem::MaybeUninit::<T>::uninit();
+    let len = core::mem::size_of::<T>();
+    // SAFETY: `out` is valid for `len` bytes of writes; the function checks
+    // that `addr..addr + len` is a user range and never faults.
+    let ret = unsafe {
+        bindings::copy_from_user_nofault(out.as_mut_ptr().cast(), addr as *const c_void, len)
+    };
+    if ret == 0 {
+        // SAFETY: All `len` bytes were written, and any bytes are a valid `T`.
+        return Ok(unsafe { out.assume_init() });
+    }
+    UserSlice::new(addr, len).reader().read::<T>()
 }
 
 /// Walks current's user stack into `entries`, at most `entries.len()`
