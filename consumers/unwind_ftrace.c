@@ -17,6 +17,8 @@
 #include <linux/uaccess.h>
 #include <linux/unwind_deferred.h>
 
+#include "consumer_comm.h"
+
 #define CREATE_TRACE_POINTS
 #include "unwind_ftrace_trace.h"
 
@@ -58,14 +60,7 @@ static void uf_callback(struct unwind_work *work, struct unwind_stacktrace *trac
 static ssize_t uf_comm_write(struct file *file, const char __user *ubuf,
 			     size_t count, loff_t *ppos)
 {
-	char buf[TASK_COMM_LEN] = {};
-
-	if (count >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, count))
-		return -EFAULT;
-	strscpy(uf_comm, strim(buf), sizeof(uf_comm));
-	return count;
+	return consumer_comm_write(uf_comm, ubuf, count);
 }
 
 static ssize_t uf_comm_read(struct file *file, char __user *ubuf, size_t count,

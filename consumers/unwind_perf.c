@@ -23,6 +23,8 @@
 #include <linux/uaccess.h>
 #include <linux/unwind_deferred.h>
 
+#include "consumer_comm.h"
+
 #define UP_SAMPLES	4096
 #define UP_KFRAMES	8
 #define UP_UFRAMES	32
@@ -183,14 +185,7 @@ static const struct file_operations up_enable_fops = {
 static ssize_t up_comm_write(struct file *file, const char __user *ubuf,
 			     size_t count, loff_t *ppos)
 {
-	char buf[TASK_COMM_LEN] = {};
-
-	if (count >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, count))
-		return -EFAULT;
-	strscpy(up_comm, strim(buf), sizeof(up_comm));
-	return count;
+	return consumer_comm_write(up_comm, ubuf, count);
 }
 
 static const struct file_operations up_comm_fops = {

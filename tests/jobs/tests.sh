@@ -160,22 +160,16 @@ t_deferred_unload_1000() {
 	fifo=/tmp/victims
 	rm -f $fifo && mkfifo $fifo || return 1
 	$D64 victims 6 $fifo >/dev/null 2>&1
-	i=0
+	n=${UNLOAD_CYCLES:-1000}
 	r=0
-	while [ $i -lt ${UNLOAD_CYCLES:-1000} ]; do
-		load_core || { diag "insmod core failed at $i"; r=1; break; }
-		insmod $MODDIR/unwind_test.ko || { diag "insmod test failed at $i"; r=1; break; }
-		# Wake the victims: each re-enters read() and requests.
-		printf 'vvvvvv' >$fifo
-		usleep 20000
-		rmmod unwind_test || { diag "rmmod test failed at $i"; r=1; break; }
-		unload_core || { diag "rmmod core failed at $i"; r=1; break; }
-		i=$((i + 1))
-	done
+	# Expedited grace periods: the cycles wait on many (cancel, unregister).
+	echo 1 >/sys/kernel/rcu_expedited
+	/bin/modcycle64 $n $MODDIR/unwind_deferred.ko $MODDIR/unwind_test.ko $fifo 6 || r=1
+	echo 0 >/sys/kernel/rcu_expedited
 	killall ut_victim 2>/dev/null
 	pending=$(( $(pending_cancelled) - before ))
-	diag "$i cycles, $pending pending task works cancelled at unload"
-	expect_ge "pending works cancelled at unload" "$pending" "$i" || r=1
+	diag "$n cycles, $pending pending task works cancelled at unload"
+	expect_ge "pending works cancelled at unload" "$pending" "$n" || r=1
 	load_core || r=1
 	insmod $MODDIR/unwind_test.ko || r=1
 	return $r
@@ -259,4 +253,13 @@ T_NAMES="$T_FIRST $T_NAMES t_unwind_fuzz64 t_unwind_fuzz32 \
 	t_unwind_walks_counted $T_DEFERRED $T_DEFERRED_COMPAT \
 	t_deferred_unload_refused t_deferred_stress $T_CONSUMERS \
 	t_deferred_unload_1000 t_module_unload_all"
+
+# ut.only=REGEX on the kernel command line: just those tests (developing).
+t_load_test() {
+	insmod $MODDIR/unwind_test.ko
+}
+if [ -n "${ONLY:-}" ]; then
+	T_NAMES="t_module_load t_load_test $(for t in $T_NAMES; do echo $t; done |
+		grep -E "$ONLY" | grep -v -x -e t_module_load -e t_hooks_exit_to_user)"
+fi
 t_run_all

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Load/unload cycles for deferred_unload_1000 without a fork and exec
+ * per insmod/rmmod:
+ *   modcycle CYCLES CORE.ko CONSUMER.ko FIFO WAKE
+ * Each cycle loads both modules, writes WAKE bytes to FIFO (waking the
+ * victims, which re-enter read() with a request pending), then unloads
+ * the consumer and the core.
+ */
+#include <sys/syscall.h>
+
+#include "ut.h"
+
+static int load(int fd, const char *what)
+{
+	if (syscall(SYS_finit_module, fd, "", 0)) {
+		ut_diag("loading %s: %s", what, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int unload(const char *name)
+{
+	if (syscall(SYS_delete_module, name, O_NONBLOCK)) {
+		ut_diag("unloading %s: %s", name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int cycles, core, consumer, fifo, wake, i;
+	char bytes[64];
+
+	if (argc != 6) {
+		fprintf(stderr, "usage: modcycle CYCLES CORE.ko CONSUMER.ko FIFO WAKE\n");
+		return UT_FAIL;
+	}
+	cycles = atoi(argv[1]);
+	core = open(argv[2], O_RDONLY);
+	consumer = open(argv[3], O_RDONLY);
+	fifo = open(argv[4], O_RDWR);
+	wake = atoi(argv[5]);
+	if (core < 0 || consumer < 0 || fifo < 0 || wake < 0 || wake > 64) {
+		ut_diag("bad arguments");
+		return UT_FAIL;
+	}
+	memset(bytes, 'v', sizeof(bytes));
+	for (i = 0; i < cycles; i++) {
+		if (load(core, argv[2]) || load(consumer, argv[3]))
+			break;
+		if (write(fifo, bytes, wake) != wake)
+			break;
+		/* Let the victims block again, each with a request queued. */
+		usleep(5000);
+		if (unload("unwind_test") || unload("unwind_deferred"))
+			break;
+	}
+	printf("# %d cycles\n", i);
+	return i == cycles ? UT_PASS : UT_FAIL;
+}
