@@ -30,6 +30,8 @@ t_hooks_static_key() {
 	k=/sys/kernel/debug/unwind_probe/hooks_enabled
 	r=0
 	expect_eq "loaded" "$(cat $k)" 1 || r=1
+	expect_eq "registration checks" "$(cat /sys/kernel/debug/unwind_probe/register_checks)" \
+		"null=-22 incomplete=-22 busy=-16" || r=1
 	unload_core || r=1
 	expect_eq "unloaded" "$(cat $k)" 0 || r=1
 	load_core || r=1

@@ -7,9 +7,45 @@
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/module.h>
+#include <linux/seq_file.h>
 #include <linux/unwind_hooks.h>
 
 static struct dentry *probe_dir;
+static int probe_null, probe_incomplete, probe_busy;
+
+static void probe_fork(struct task_struct *t) {}
+static void probe_exit_to_user(void) {}
+static void probe_work(struct callback_head *head) {}
+
+/* The registration's argument checks, and one table at a time. */
+static void probe_register_checks(void)
+{
+	static const struct unwind_hooks incomplete = {
+		.task_fork = probe_fork,
+	};
+	static const struct unwind_hooks full = {
+		.task_fork = probe_fork,
+		.task_exit = probe_fork,
+		.task_free = probe_fork,
+		.exit_to_user = probe_exit_to_user,
+		.task_work = probe_work,
+	};
+
+	probe_null = unwind_hooks_register(NULL);
+	probe_incomplete = unwind_hooks_register(&incomplete);
+	/* Only meaningful with unwind_deferred.ko holding the hooks. */
+	probe_busy = unwind_hooks_enabled() ? unwind_hooks_register(&full) : 0;
+	if (!probe_busy && unwind_hooks_enabled())
+		unwind_hooks_unregister(&full);
+}
+
+static int checks_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "null=%d incomplete=%d busy=%d\n", probe_null,
+		   probe_incomplete, probe_busy);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(checks);
 
 static int hooks_enabled_get(void *data, u64 *val)
 {
@@ -25,6 +61,8 @@ static int __init probe_init(void)
 		return PTR_ERR(probe_dir);
 	debugfs_create_file_unsafe("hooks_enabled", 0444, probe_dir, NULL,
 				   &hooks_enabled_fops);
+	probe_register_checks();
+	debugfs_create_file("register_checks", 0444, probe_dir, NULL, &checks_fops);
 	return 0;
 }
 

@@ -75,6 +75,8 @@ struct ut_result {
 	__u32 exiting;		/* the last callback ran in the exit path */
 	__u32 nr;		/* frames of the last trace */
 	__u32 matches_direct;	/* last trace == direct unwind of its request */
+	__s32 exit_request;	/* a request made from the exit-path callback */
+	__u32 pad;
 	__u64 entries[UT_TRACE_MAX];
 };
 

@@ -83,6 +83,12 @@ static void ut_callback(struct unwind_work *work, struct unwind_stacktrace *trac
 	r->cookie = cookie;
 	r->pid = current->pid;
 	r->exiting = !!(current->flags & PF_EXITING);
+	/* An exiting task can no longer queue a task work: refused. */
+	if (r->exiting) {
+		u64 c;
+
+		r->exit_request = unwind_deferred_request(work, &c);
+	}
 	r->nr = trace->nr;
 	for (i = 0; i < n; i++)
 		r->entries[i] = trace->entries[i];

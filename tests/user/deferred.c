@@ -391,6 +391,7 @@ static int t_exit(void)
 	ut_check(r.callbacks == 1, "no callback for the exiting task");
 	ut_check(r.pid == pid, "callback for pid %d", r.pid);
 	ut_check(r.exiting, "callback did not run in the exit path");
+	ut_check(r.exit_request == -EINVAL, "request from an exiting task: %d", r.exit_request);
 	ut_check(r.nr >= 3, "nr %u", r.nr);
 	if (r.nr >= 3) {
 		ut_check(r.entries[1] == exit_ra[0], "frame 1 %#llx != %#lx",
