@@ -31,8 +31,10 @@ const _: () = assert!(core::mem::size_of::<UnwindCache>() == 4096);
 
 /// The cache of the task owning `info`, allocated if needed.
 ///
-/// Must be called by the owning task (current), in task context.
-pub(crate) fn get_or_alloc(info: &TaskInfo) -> Result<&'static mut UnwindCache> {
+/// Must be called by the owning task (current), in task context.  The
+/// cache stays valid while the task runs in the kernel: it is freed only
+/// with the task, or at unload when no code of this module runs for it.
+pub(crate) fn get_or_alloc(info: &TaskInfo) -> Result<*mut UnwindCache> {
     let mut cache = info.cache().load(Ordering::Acquire);
     if cache.is_null() {
         // All-zero bytes are a valid, empty cache.
@@ -44,10 +46,7 @@ pub(crate) fn get_or_alloc(info: &TaskInfo) -> Result<&'static mut UnwindCache> 
         info.cache().store(cache, Ordering::Release);
         stats::inc(Stat::CacheAllocs);
     }
-    // SAFETY: The cache belongs to current, which is the only one to write
-    // anything but `unwind_completed` (atomic), and it is freed only when the
-    // task is dead or no code of this module runs on its behalf (unload).
-    Ok(unsafe { &mut *cache })
+    Ok(cache)
 }
 
 /// Frees the cache of a task that can no longer use it (freed task, or

@@ -241,7 +241,9 @@ pub(crate) fn faultable(trace: &mut UnwindStacktrace) -> Result {
         return Err(EINVAL);
     }
     let info = TaskInfo::current();
-    let cache = cache::get_or_alloc(&info)?;
+    // SAFETY: current's own cache, valid while it runs in the kernel; only
+    // current touches anything but the atomic `unwind_completed`.
+    let cache = unsafe { &mut *cache::get_or_alloc(&info)? };
     trace.entries = cache.entries.as_mut_ptr();
     if cache.nr_entries != 0 {
         stats::inc(Stat::CacheHits);
