@@ -26,7 +26,7 @@ kmake_args() {
 kernel_key() {
 	{
 		cat "$TOP"/patches/*.patch "$TOP/scripts/kernel.config" \
-			"$TOP/scripts/build-kernel"
+			"$TOP/scripts/build-kernel" ${UNWIND_RS_CONFIG_EXTRA:-}
 		dpkg-query -W "$LINUX_SOURCE_PKG" rustc-web clang-19 lld-19 2>/dev/null
 		"$CACHE/tools/bin/bindgen" --version 2>/dev/null
 	} | sha256sum | cut -c1-16
