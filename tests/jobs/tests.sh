@@ -108,6 +108,11 @@ for abi in 64 32; do
 	done
 done
 
+# Compat with LDT code and stack segments of different, non-zero bases.
+t_unwind_compat_segment_bases() {
+	$U32 ldt
+}
+
 t_unwind_fuzz64() {
 	seed=$(( $(date +%s) % 100000 + 1 ))
 	$U64 fuzz 100000 $seed
@@ -251,7 +256,7 @@ t_module_unload_all() {
 
 T_FIRST="t_module_load t_module_reload_20x t_hooks_static_key \
 	t_hooks_fork_exit_free t_hooks_exit_to_user t_ia32_emulation"
-T_NAMES="$T_FIRST $T_NAMES t_unwind_fuzz64 t_unwind_fuzz32 \
+T_NAMES="$T_FIRST $T_NAMES t_unwind_compat_segment_bases t_unwind_fuzz64 t_unwind_fuzz32 \
 	t_unwind_walks_counted $T_DEFERRED $T_DEFERRED_COMPAT \
 	t_deferred_unload_refused t_deferred_stress $T_CONSUMERS \
 	t_deferred_unload_1000 t_module_unload_all"

@@ -472,6 +472,118 @@ static int test_fuzz(long n, unsigned long long seed)
 	return UT_PASS;
 }
 
+/* --- segmented (LDT) stacks, 32-bit only ------------------------------ */
+
+#ifndef __x86_64__
+#include <asm/ldt.h>
+
+/*
+ * Code and stack in LDT segments with different, non-zero bases: the
+ * kernel must add CS base to every IP and SS base to every frame
+ * pointer, and return linear addresses.
+ */
+#define LDT_CODE	0x100	/* offset of the code blob in CS */
+#define LDT_SP		0x1000	/* stack pointer offset in SS */
+#define LDT_FP		0x2000	/* first frame offset in SS */
+#define LDT_SS_OFF	0x8000	/* SS base = CS base + this */
+
+word ut_ldt_saved_sp, ut_ldt_saved_ss;
+long ut_ldt_ret;
+long ldt_call(struct ut_unwind *req, int fd, unsigned long cmd);
+extern char ut_ldt_back[];
+asm(".text\n"
+    ".globl ldt_call\n"
+    "ldt_call:\n\t"
+    "push %ebp\n\t"
+    "push %ebx\n\t"
+    "push %esi\n\t"
+    "push %edi\n\t"
+    "mov 20(%esp), %edx\n\t"		/* req (a flat pointer) */
+    "mov 24(%esp), %ebx\n\t"		/* fd */
+    "mov 28(%esp), %ecx\n\t"		/* cmd */
+    "mov %esp, ut_ldt_saved_sp\n\t"
+    "xor %eax, %eax\n\t"
+    "mov %ss, %ax\n\t"
+    "mov %eax, ut_ldt_saved_ss\n\t"
+    "mov $0xf, %eax\n\t"		/* LDT entry 1, RPL 3: the stack */
+    "mov %ax, %ss\n\t"
+    "mov $0x1000, %esp\n\t"
+    "mov $0x2000, %ebp\n\t"
+    "mov $54, %eax\n\t"		/* __NR_ioctl */
+    /*
+     * Far jumps both ways: QEMU's TCG performs a far call's stack pushes as
+     * supervisor accesses, which SMAP refuses.
+     */
+    "ljmp $0x7, $0x100\n"		/* LDT entry 0: int $0x80; ljmp back */
+    ".globl ut_ldt_back\n"
+    "ut_ldt_back:\n\t"
+    "mov %eax, ut_ldt_ret\n\t"
+    "mov ut_ldt_saved_ss, %eax\n\t"
+    "mov %ax, %ss\n\t"
+    "mov ut_ldt_saved_sp, %esp\n\t"
+    "pop %edi\n\t"
+    "pop %esi\n\t"
+    "pop %ebx\n\t"
+    "pop %ebp\n\t"
+    "mov ut_ldt_ret, %eax\n\t"
+    "ret\n");
+
+static int set_ldt(int entry, unsigned long base, unsigned int limit, int code)
+{
+	struct user_desc d = {
+		.entry_number = entry,
+		.base_addr = base,
+		.limit = limit,
+		.seg_32bit = 1,
+		.contents = code ? MODIFY_LDT_CONTENTS_CODE : MODIFY_LDT_CONTENTS_DATA,
+		.useable = 1,
+	};
+
+	return syscall(SYS_modify_ldt, 1, &d, sizeof(d));
+}
+
+static int test_ldt(void)
+{
+	/* int $0x80; ljmp $__USER32_CS, $ut_ldt_back */
+	unsigned char blob[] = { 0xcd, 0x80, 0xea, 0, 0, 0, 0, 0x23, 0 };
+	struct ut_unwind req = { .max = 16, .mode = UT_MODE_UNWIND_USER,
+				 .entries = (uintptr_t)frames };
+	unsigned char *r;
+	word cs_base, ss_base, *ss;
+	long ret;
+
+	r = mmap(NULL, 0x10000, PROT_READ | PROT_WRITE | PROT_EXEC,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		return UT_FAIL;
+	cs_base = (word)r;
+	ss_base = cs_base + LDT_SS_OFF;
+	if (set_ldt(0, cs_base, 0xffff, 1) || set_ldt(1, ss_base, 0x7fff, 0)) {
+		ut_diag("modify_ldt: %s", strerror(errno));
+		return errno == ENOSYS ? UT_SKIP : UT_FAIL;
+	}
+	memset(r, 0, 0x10000);
+	memcpy(blob + 3, &(word){ (word)ut_ldt_back }, 4);
+	memcpy(r + LDT_CODE, blob, sizeof(blob));
+	/* Frames in SS offsets, return addresses in CS offsets. */
+	ss = (word *)(r + LDT_SS_OFF);
+	ss[LDT_FP / 4] = LDT_FP + 0x100;
+	ss[LDT_FP / 4 + 1] = 0x1234;
+	ss[(LDT_FP + 0x100) / 4] = 0;
+	ss[(LDT_FP + 0x100) / 4 + 1] = 0x2345;
+	ret = ldt_call(&req, ctl_fd, UT_IOC_UNWIND);
+	ut_diag("CS base %#lx SS base %#lx: ioctl %ld, %u frames: %#llx %#llx %#llx",
+		cs_base, ss_base, ret, req.nr, (unsigned long long)frames[0],
+		(unsigned long long)frames[1], (unsigned long long)frames[2]);
+	ut_check(ret == 0 && req.ret == 0, "ioctl");
+	ut_check(req.nr == 3, "want the IP and two return addresses");
+	ut_check(frames[0] == cs_base + LDT_CODE + 2, "IP must be CS base + offset");
+	ut_check(frames[1] == cs_base + 0x1234, "frame 1 must be CS base + RA");
+	ut_check(frames[2] == cs_base + 0x2345, "frame 2 must be CS base + RA");
+	return ut_result();
+}
+#endif
+
 /* --- argument checks ------------------------------------------------ */
 
 static int test_errors(void)
@@ -527,6 +639,10 @@ int main(int argc, char **argv)
 		return test_fuzz(atol(argv[2]), strtoull(argv[3], NULL, 0));
 	if (!strcmp(argv[1], "errors"))
 		return test_errors();
+#ifndef __x86_64__
+	if (!strcmp(argv[1], "ldt"))
+		return test_ldt();
+#endif
 	fprintf(stderr, "bad arguments\n");
 	return UT_FAIL;
 }
