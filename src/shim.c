@@ -54,6 +54,40 @@ bool unwind_rs_regs_compat(struct pt_regs *regs)
 	return !user_64bit_mode(regs);
 }
 
+/*
+ * Two consecutive user words (8 or 4 bytes each) at @addr, without
+ * faulting: __get_user() is a macro Rust cannot call, and it is much
+ * cheaper than copy_from_user_nofault()'s generic copy for 16 bytes.
+ */
+int unwind_rs_read_words_nofault(unsigned long addr, unsigned long *out, bool compat)
+{
+	int ret;
+
+	if (compat) {
+		u32 __user *p = (u32 __user *)addr;
+		u32 a, b;
+
+		if (!access_ok(p, 2 * sizeof(*p)))
+			return -EFAULT;
+		pagefault_disable();
+		ret = __get_user(a, p) ?: __get_user(b, p + 1);
+		pagefault_enable();
+		if (!ret) {
+			out[0] = a;
+			out[1] = b;
+		}
+	} else {
+		unsigned long __user *p = (unsigned long __user *)addr;
+
+		if (!access_ok(p, 2 * sizeof(*p)))
+			return -EFAULT;
+		pagefault_disable();
+		ret = __get_user(out[0], p) ?: __get_user(out[1], p + 1);
+		pagefault_enable();
+	}
+	return ret;
+}
+
 bool unwind_rs_can_fault(void)
 {
 	return in_task() && !irqs_disabled() && !faulthandler_disabled() &&

@@ -13,6 +13,7 @@ struct task_struct;
 
 struct pt_regs *unwind_rs_user_regs(void);
 bool unwind_rs_regs_compat(struct pt_regs *regs);
+int unwind_rs_read_words_nofault(unsigned long addr, unsigned long *out, bool compat);
 bool unwind_rs_can_fault(void);
 bool unwind_rs_in_nmi(void);
 unsigned int unwind_rs_cpu(void);

@@ -14,6 +14,13 @@ extern "C" {
     pub(crate) fn unwind_rs_user_regs() -> *mut bindings::pt_regs;
     /// Whether `regs` are those of a 32-bit (IA32 emulation) task.
     pub(crate) fn unwind_rs_regs_compat(regs: *mut bindings::pt_regs) -> bool;
+    /// Two consecutive user words at `addr` (4 bytes each if `compat`),
+    /// without faulting: 0 or `-EFAULT`.
+    pub(crate) fn unwind_rs_read_words_nofault(
+        addr: c_ulong,
+        out: *mut c_ulong,
+        compat: bool,
+    ) -> c_int;
     /// Whether the current context may take page faults.
     pub(crate) fn unwind_rs_can_fault() -> bool;
     pub(crate) fn unwind_rs_in_nmi() -> bool;

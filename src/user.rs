@@ -8,8 +8,6 @@
 //! non-user addresses) and stops at the first frame that does not look
 //! right, keeping the entries it has.
 
-use kernel::bindings;
-use kernel::ffi::c_void;
 use kernel::prelude::*;
 use kernel::uaccess::UserSlice;
 
@@ -115,13 +113,7 @@ impl UnwindUserState {
         if self.fp & (ws - 1) != 0 {
             return Err(EINVAL);
         }
-        let (fp, ra) = if self.current_type == TYPE_COMPAT_FP {
-            let w = read_user::<[u32; 2]>(self.fp)?;
-            (w[0] as usize, w[1] as usize)
-        } else {
-            let w = read_user::<[usize; 2]>(self.fp)?;
-            (w[0], w[1])
-        };
+        let [fp, ra] = read_frame(self.fp, self.current_type == TYPE_COMPAT_FP)?;
         self.ip = ra;
         self.sp = cfa;
         self.fp = fp;
@@ -132,25 +124,33 @@ impl UnwindUserState {
     }
 }
 
-/// Reads a `T` from user address `addr`; fails for non-user or unmapped
-/// addresses.  May fault: task context only.
+/// Reads the two words of the frame at user address `fp` (each `ws` bytes
+/// wide); fails for non-user or unmapped addresses.  May fault: task
+/// context only.
 ///
-/// Stack pages are nearly always present, so a non-faulting copy is tried
+/// Stack pages are nearly always present, so a non-faulting read is tried
 /// first: it skips `might_fault()`, whose lockdep annotation costs more
-/// than the copy on debug kernels.  Only if it fails is the page faulted in.
-fn read_user<T: kernel::types::FromBytes>(addr: usize) -> Result<T> {
-    let mut out = core::mem::MaybeUninit::<T>::uninit();
-    let len = core::mem::size_of::<T>();
-    // SAFETY: `out` is valid for `len` bytes of writes; the function checks
-    // that `addr..addr + len` is a user range and never faults.
-    let ret = unsafe {
-        bindings::copy_from_user_nofault(out.as_mut_ptr().cast(), addr as *const c_void, len)
-    };
-    if ret == 0 {
-        // SAFETY: All `len` bytes were written, and any bytes are a valid `T`.
-        return Ok(unsafe { out.assume_init() });
+/// than the read on debug kernels.  Only if it fails is the page faulted in.
+fn read_frame(fp: usize, compat: bool) -> Result<[usize; 2]> {
+    let mut w = [0usize; 2];
+    // SAFETY: `w` has room for two words; the helper checks that the range
+    // is user memory and never faults.
+    if unsafe { shim::unwind_rs_read_words_nofault(fp, w.as_mut_ptr(), compat) } == 0 {
+        return Ok(w);
     }
-    UserSlice::new(addr, len).reader().read::<T>()
+    if compat {
+        let w = read_user::<[u32; 2]>(fp)?;
+        Ok([w[0] as usize, w[1] as usize])
+    } else {
+        read_user::<[usize; 2]>(fp)
+    }
+}
+
+/// Reads a `T` from user address `addr`, faulting the page in if needed.
+fn read_user<T: kernel::types::FromBytes>(addr: usize) -> Result<T> {
+    UserSlice::new(addr, core::mem::size_of::<T>())
+        .reader()
+        .read::<T>()
 }
 
 /// Walks current's user stack into `entries`, at most `entries.len()`
