@@ -3,7 +3,10 @@
 # Out-of-tree build of unwind_deferred.ko.  KDIR defaults to the kernel
 # that scripts/setup built and cached.
 
-KDIR ?= $(shell scripts/build-kernel 2>/dev/null)
+KDIR ?= $(shell scripts/kernel-dir 2>/dev/null)
+ifeq ($(KDIR),)
+$(error no kernel build: run scripts/setup, or pass KDIR=/path/to/kernel/build)
+endif
 LLVM ?= -19
 RUSTC ?= /usr/bin/rustc
 BINDGEN ?= $(or $(wildcard $(UNWIND_RS_CACHE)/tools/bin/bindgen),/var/cache/unwind-rs/tools/bin/bindgen)
