@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "ut.h"
+#include "chain.h"
 
 typedef unsigned long word;
 
@@ -38,7 +39,6 @@ static void write_file(const char *path, const char *val)
 
 /* --- a known call chain: chain_a -> chain_b -> chain_leaf ---------------- */
 
-static volatile word ra[3];
 static volatile double spin_until;
 static volatile int do_syscalls;
 
@@ -47,7 +47,7 @@ static __attribute__((noinline)) void chain_leaf(void)
 	volatile unsigned long i;
 	int n;
 
-	ra[0] = (word)__builtin_return_address(0);
+	chain_ra[0] = (word)__builtin_return_address(0);
 	if (do_syscalls) {
 		for (n = 0; n < do_syscalls; n++) {
 #ifdef __x86_64__
@@ -68,25 +68,11 @@ static __attribute__((noinline)) void chain_leaf(void)
 			;
 }
 
-static __attribute__((noinline)) void chain_b(void)
-{
-	chain_leaf();
-	ra[1] = (word)__builtin_return_address(0);
-	asm volatile("" ::: "memory");
-}
-
-static __attribute__((noinline)) void chain_a(void)
-{
-	chain_b();
-	ra[2] = (word)__builtin_return_address(0);
-	asm volatile("" ::: "memory");
-}
-
 /* frames[first..first+2] are the chain's return addresses */
 static int has_chain(const uint64_t *f, unsigned int nr, unsigned int first)
 {
-	return nr >= first + 3 && f[first] == ra[0] && f[first + 1] == ra[1] &&
-	       f[first + 2] == ra[2];
+	return nr >= first + 3 && f[first] == chain_ra[0] && f[first + 1] == chain_ra[1] &&
+	       f[first + 2] == chain_ra[2];
 }
 
 /* --- ftrace consumer ------------------------------------------------------ */
@@ -304,8 +290,8 @@ static void cc_user_sample(uint32_t pid, uint32_t tid, const uint64_t *ips, uint
 		if (ips[i] == PERF_CONTEXT_USER) {
 			cc_user++;
 			/* ips[i + 1] is the user IP; then the return addresses. */
-			if (i + 5 <= nr && ips[i + 2] == ra[0] && ips[i + 3] == ra[1] &&
-			    ips[i + 4] == ra[2])
+			if (i + 5 <= nr && ips[i + 2] == chain_ra[0] && ips[i + 3] == chain_ra[1] &&
+			    ips[i + 4] == chain_ra[2])
 				cc_good++;
 			break;
 		}

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "ut.h"
+#include "chain.h"
 
 typedef unsigned long word;
 
@@ -112,15 +113,14 @@ static int t_nmi(void)
 
 /* --- IRQ: an hrtimer interrupts this known chain in user mode -------- */
 
-static volatile word spin_ra[3];
 static volatile int spin_stop;
 
-static __attribute__((noinline)) void spin_leaf(void)
+static __attribute__((noinline)) void chain_leaf(void)
 {
 	struct ut_deferred d = { .op = UT_OP_IRQ_RESULT };
 	volatile unsigned long i;
 
-	spin_ra[0] = (word)__builtin_return_address(0);
+	chain_ra[0] = (word)__builtin_return_address(0);
 	while (!spin_stop) {
 		for (i = 0; i < 200000; i++)
 			;
@@ -130,23 +130,9 @@ static __attribute__((noinline)) void spin_leaf(void)
 	}
 }
 
-static __attribute__((noinline)) void spin_b(void)
-{
-	spin_leaf();
-	spin_ra[1] = (word)__builtin_return_address(0);
-	asm volatile("" ::: "memory");
-}
-
-static __attribute__((noinline)) void spin_a(void)
-{
-	spin_b();
-	spin_ra[2] = (word)__builtin_return_address(0);
-	asm volatile("" ::: "memory");
-}
-
 /*
- * One hrtimer request while this task spins in spin_leaf().  Returns 1 when
- * the frames show the chain, 0 when the timer hit spin_leaf's prologue or
+ * One hrtimer request while this task spins in chain_leaf().  Returns 1 when
+ * the frames show the chain, 0 when the timer hit chain_leaf's prologue or
  * epilogue (the frame pointer then still names the caller's frame, the one
  * window where frame-pointer unwinding is off by one), -1 on failure.
  */
@@ -159,7 +145,7 @@ static int irq_once(void)
 	reset();
 	spin_stop = 0;
 	do_op(&d);
-	spin_a();
+	chain_a();
 	d.op = UT_OP_IRQ_RESULT;
 	do_op(&d);
 	r = result(0);
@@ -175,12 +161,12 @@ static int irq_once(void)
 		return -1;
 	/* frames[0] is wherever the timer hit; then the chain's return addresses. */
 	for (i = 0; i < 3; i++)
-		if (r.entries[i + 1] != spin_ra[i])
+		if (r.entries[i + 1] != chain_ra[i])
 			chain = 0;
 	if (!chain)
 		ut_diag("frames %#llx %#llx %#llx, chain %#lx %#lx %#lx",
 			(unsigned long long)r.entries[1], (unsigned long long)r.entries[2],
-			(unsigned long long)r.entries[3], spin_ra[0], spin_ra[1], spin_ra[2]);
+			(unsigned long long)r.entries[3], chain_ra[0], chain_ra[1], chain_ra[2]);
 	return chain;
 }
 
