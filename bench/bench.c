@@ -92,6 +92,28 @@ static void do_cache(void *arg)
 		die("cache");
 }
 
+/* Counts the sample records in perf's ring and marks them consumed. */
+static long perf_drain(struct perf_event_mmap_page *meta, const char *data, size_t size)
+{
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = meta->data_tail;
+	long n = 0;
+
+	while (tail < head) {
+		struct perf_event_header h;
+		size_t i;
+
+		for (i = 0; i < sizeof(h); i++)
+			((char *)&h)[i] = data[(tail + i) % size];
+		if (!h.size)
+			break;
+		n += h.type == PERF_RECORD_SAMPLE;
+		tail += h.size;
+	}
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}
+
 /* A CPU-bound recursion: deep stacks while it works. */
 static __attribute__((noinline)) uint64_t work(int depth, uint64_t x)
 {
@@ -116,6 +138,7 @@ static void workload(const char *mode)
 	};
 	struct perf_event_mmap_page *meta = NULL;
 	uint64_t sink = 0;
+	long samples = 0;
 	double t0, t1;
 	int pfd = -1, i;
 
@@ -128,31 +151,39 @@ static void workload(const char *mode)
 			die("mmap");
 	} else if (!strcmp(mode, "deferred")) {
 		int c = open("/sys/kernel/debug/unwind_perf/comm", O_WRONLY);
+		int p = open("/sys/kernel/debug/unwind_perf/period_us", O_WRONLY);
 		int e = open("/sys/kernel/debug/unwind_perf/enable", O_WRONLY);
 
-		if (c < 0 || e < 0 || write(c, "bench64", 7) != 7 || write(e, "1", 1) != 1)
+		/* The same 100 us cpu-clock period as the perf event above. */
+		if (c < 0 || p < 0 || e < 0 || write(c, "bench64", 7) != 7 ||
+		    write(p, "100", 3) != 3 || write(e, "1", 1) != 1)
 			die("unwind_perf");
 		close(c);
+		close(p);
 		close(e);
 	}
 	t0 = now();
-	for (i = 0; i < 200; i++) {
+	for (i = 0; i < 200; i++)
 		sink += work(64, i);
-		/* Consume perf's ring so it keeps recording. */
-		if (meta)
-			meta->data_tail = meta->data_head;
-	}
 	t1 = now();
+	/* 1 MiB holds every sample of the run: count them afterwards. */
+	if (meta)
+		samples = perf_drain(meta, (char *)meta + 4096, 256 * 4096);
 	if (!strcmp(mode, "deferred")) {
 		int e = open("/sys/kernel/debug/unwind_perf/enable", O_WRONLY);
+		FILE *f = fopen("/sys/kernel/debug/unwind_perf/samples", "r");
 
-		if (e < 0 || write(e, "0", 1) != 1)
+		if (e < 0 || write(e, "0", 1) != 1 || !f ||
+		    fscanf(f, "# samples %ld", &samples) != 1)
 			die("unwind_perf disable");
 		close(e);
+		fclose(f);
 	}
 	if (pfd >= 0)
 		close(pfd);
 	printf("BENCH workload_%s_s %.6f\n", mode, t1 - t0);
+	if (samples)
+		printf("BENCH workload_%s_samples %ld\n", mode, samples);
 	if (sink == 42)
 		puts("");
 }

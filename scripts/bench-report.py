@@ -45,6 +45,14 @@ def main():
     for m in ("none", "perf", "deferred"):
         k = f"workload_{m}_s"
         print(f"| {m} | {med(k):.4g} s {rng(k)} | {med(k) / base:.3f} |")
+    print("\n| real sampling events | samples | extra run time per sample (guest ns) |")
+    print("| --- | --- | --- |")
+    per = {}
+    for m in ("perf", "deferred"):
+        n = med(f"workload_{m}_samples")
+        per[m] = (med(f"workload_{m}_s") - base) * 1e9 / n
+        print(f"| {m} | {n:.0f} | {per[m]:.0f} |")
+    print(f"\nper-sample cost of whole real events, deferred / perf: {per['deferred'] / per['perf']:.3f}")
     print("\n| getpid() | ns per call median [min, max] | ratio |")
     print("| --- | --- | --- |")
     u = med("getpid_unloaded_ns")
