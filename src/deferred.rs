@@ -7,9 +7,9 @@
 //! and `UNWIND_PENDING` in the task's mask with one atomic fetch-or; the
 //! request that sets `UNWIND_PENDING` queues the task work.  The task work
 //! clears `UNWIND_PENDING`, walks (or takes the cached trace) and calls the
-//! callback of every work whose bit it saw, under SRCU.  The bits stay set
-//! until the return to user space, so a second request in the same entry is
-//! answered "already done".
+//! callback of every work whose bit it saw, inside the hooks' SRCU section.
+//! The bits stay set until the return to user space, so a second request in
+//! the same entry is answered "already done".
 
 use core::ptr;
 use core::sync::atomic::{AtomicI32, AtomicPtr, AtomicUsize, Ordering};
@@ -19,7 +19,7 @@ use kernel::prelude::*;
 
 use crate::cache;
 use crate::cookie;
-use crate::shim::{self, IrqGuard, SrcuGuard};
+use crate::shim::{self, IrqGuard};
 use crate::stats::{self, Stat};
 use crate::task::TaskInfo;
 use crate::user::{self, UnwindStacktrace};
@@ -42,8 +42,8 @@ pub(crate) struct UnwindWork {
     pub(crate) bit: c_int,
 }
 
-/// The registered works, indexed by bit.  Readers hold SRCU (task work) or
-/// run with interrupts off (requests); cancel waits for both.
+/// The registered works, indexed by bit.  Readers hold the hooks' SRCU (task
+/// work, exit) or run with interrupts off (requests); cancel waits for both.
 #[allow(clippy::declare_interior_mutable_const)]
 const NO_WORK: AtomicPtr<UnwindWork> = AtomicPtr::new(ptr::null_mut());
 static SLOTS: [AtomicPtr<UnwindWork>; NR_BITS] = [NO_WORK; NR_BITS];
@@ -147,10 +147,13 @@ pub(crate) unsafe fn cancel(work: *mut UnwindWork) {
     // SAFETY: Valid per the contract.
     unsafe { work_bit(work) }.store(-1, Ordering::Relaxed);
     // Requests run with interrupts off (an RCU read-side section): after
-    // this none can still set the bit.  Then wait for running callbacks.
+    // this none can still set the bit.  Callbacks only run from the task
+    // work and exit hooks, inside the hooks' SRCU section: wait for them.
     // SAFETY: Cancel runs in process context.
-    unsafe { bindings::synchronize_rcu() };
-    shim::synchronize_srcu();
+    unsafe {
+        bindings::synchronize_rcu();
+        bindings::unwind_hooks_synchronize();
+    }
     let b = 1usize << bit;
     shim::for_each_thread(|t| {
         // SAFETY: `for_each_thread()` hands out live tasks.
@@ -274,6 +277,9 @@ pub(crate) fn get_cookie() -> u64 {
 }
 
 /// Runs the pending requests of current: one walk, one callback per work.
+///
+/// Only called from the task_work and exit hooks, which the kernel runs
+/// inside its hooks' SRCU read-side section: `cancel()` waits for that.
 pub(crate) fn process(info: &TaskInfo) {
     if info.mask().load(Ordering::Acquire) & UNWIND_PENDING == 0 {
         return;
@@ -294,7 +300,8 @@ pub(crate) fn process(info: &TaskInfo) {
     bits &= !RESERVED_MASK;
     let cookie = info.cookie().load(Ordering::Relaxed);
 
-    let _srcu = SrcuGuard::new();
+    // The callers (task work, exit hook) hold the hooks' SRCU read lock,
+    // which cancel waits for: a work seen here stays valid until we are done.
     while bits != 0 {
         let bit = bits.trailing_zeros() as usize;
         bits &= bits - 1;
@@ -303,7 +310,7 @@ pub(crate) fn process(info: &TaskInfo) {
             continue;
         }
         // SAFETY: The work stays valid while registered, and cancel waits
-        // for our SRCU section before returning it to its owner.
+        // for the hooks' SRCU section we run in before returning it.
         if let Some(func) = unsafe { (*work).func } {
             // SAFETY: The callback's contract is `unwind_callback_t`'s.
             unsafe { func(work, &mut trace, cookie) };

@@ -2,7 +2,7 @@
 /*
  * Thin C part of unwind_deferred.ko: the EXPORT_SYMBOL_GPL()s of the Rust
  * functions and wrappers for what Rust cannot reach (inline functions,
- * macros, static SRCU).  No logic lives here.
+ * macros).  No logic lives here.
  */
 #include <linux/debugfs.h>
 #include <linux/export.h>
@@ -13,7 +13,6 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
-#include <linux/srcu.h>
 #include <linux/uaccess.h>
 
 #include "shim.h"
@@ -32,9 +31,6 @@ UNWIND_RS_EXPORT(unwind_deferred_init);
 UNWIND_RS_EXPORT(unwind_deferred_request);
 UNWIND_RS_EXPORT(unwind_deferred_cancel);
 UNWIND_RS_EXPORT(unwind_user_get_cookie);
-
-/* Protects the callback slots against unwind_deferred_cancel(). */
-DEFINE_STATIC_SRCU(unwind_rs_srcu);
 
 static struct dentry *unwind_rs_debugfs;
 
@@ -115,21 +111,6 @@ unsigned long unwind_rs_irq_save(void)
 void unwind_rs_irq_restore(unsigned long flags)
 {
 	local_irq_restore(flags);
-}
-
-int unwind_rs_srcu_read_lock(void)
-{
-	return srcu_read_lock(&unwind_rs_srcu);
-}
-
-void unwind_rs_srcu_read_unlock(int idx)
-{
-	srcu_read_unlock(&unwind_rs_srcu, idx);
-}
-
-void unwind_rs_synchronize_srcu(void)
-{
-	synchronize_srcu(&unwind_rs_srcu);
 }
 
 void unwind_rs_walk_threads(unwind_rs_thread_fn fn, void *arg)

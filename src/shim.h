@@ -19,9 +19,6 @@ bool unwind_rs_in_nmi(void);
 unsigned int unwind_rs_cpu(void);
 unsigned long unwind_rs_irq_save(void);
 void unwind_rs_irq_restore(unsigned long flags);
-int unwind_rs_srcu_read_lock(void);
-void unwind_rs_srcu_read_unlock(int idx);
-void unwind_rs_synchronize_srcu(void);
 typedef void (*unwind_rs_thread_fn)(struct task_struct *t, void *arg);
 void unwind_rs_walk_threads(unwind_rs_thread_fn fn, void *arg);
 int unwind_rs_debugfs_create(const char *const *names, u64 *values,

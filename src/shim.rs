@@ -27,9 +27,6 @@ extern "C" {
     pub(crate) fn unwind_rs_cpu() -> c_uint;
     pub(crate) fn unwind_rs_irq_save() -> c_ulong;
     pub(crate) fn unwind_rs_irq_restore(flags: c_ulong);
-    pub(crate) fn unwind_rs_srcu_read_lock() -> c_int;
-    pub(crate) fn unwind_rs_srcu_read_unlock(idx: c_int);
-    pub(crate) fn unwind_rs_synchronize_srcu();
     /// Calls `f` for every thread of every process, under `rcu_read_lock()`.
     pub(crate) fn unwind_rs_walk_threads(
         f: unsafe extern "C" fn(t: *mut bindings::task_struct, arg: *mut c_void),
@@ -59,30 +56,6 @@ impl Drop for IrqGuard {
         // SAFETY: `self.0` was returned by `unwind_rs_irq_save()` on this CPU.
         unsafe { unwind_rs_irq_restore(self.0) };
     }
-}
-
-/// An SRCU read-side section on the callback slots.
-pub(crate) struct SrcuGuard(c_int);
-
-impl SrcuGuard {
-    pub(crate) fn new() -> Self {
-        // SAFETY: The static SRCU struct is always initialised; the index is
-        // handed back in `Drop`.
-        Self(unsafe { unwind_rs_srcu_read_lock() })
-    }
-}
-
-impl Drop for SrcuGuard {
-    fn drop(&mut self) {
-        // SAFETY: `self.0` came from the matching `unwind_rs_srcu_read_lock()`.
-        unsafe { unwind_rs_srcu_read_unlock(self.0) };
-    }
-}
-
-/// Waits until every SRCU reader of the callback slots has left.
-pub(crate) fn synchronize_srcu() {
-    // SAFETY: Called from process context (cancel, unload) only.
-    unsafe { unwind_rs_synchronize_srcu() };
 }
 
 /// Whether the current context may take page faults.
