@@ -3,7 +3,9 @@
 """Summarise a guest log: the KTAP results plus a scan of the guest's dmesg.
 
 Prints every result line, then "N passed, N failed".  Exits 0 only if
-nothing failed.  A dmesg with BUG:, WARNING:, Oops, a lockdep report or
+nothing failed.  With --label NAME the results are headed by the kernel's
+name and the count line reads "NAME: N passed, N failed"; --counts FILE
+appends "passed failed" to FILE for tests/run to add up.  A dmesg with BUG:, WARNING:, Oops, a lockdep report or
 "possible recursive locking" is one more failed test (dmesg_clean), and
 so is a plan that was not completed (plan_complete).
 """
@@ -21,9 +23,20 @@ BAD = re.compile(r"BUG:|WARNING:|Oops|possible recursive locking|"
 RESULT = re.compile(r"^(not ok|ok) (\d+) (\S+)(.*)$")
 
 
+def option(name):
+    """The value after `name` on the command line, or None."""
+    if name in sys.argv[:-1]:
+        return sys.argv[sys.argv.index(name) + 1]
+    return None
+
+
 def main():
     path = sys.argv[1]
     incomplete = "--incomplete" in sys.argv
+    label = option("--label")
+    counts = option("--counts")
+    if label:
+        print(f"# kernel: {label}")
     text = open(path, errors="replace").read().replace("\r", "")
     lines = text.split("\n")
     passed = failed = seen = 0
@@ -65,7 +78,10 @@ def main():
         passed += 1
         print("ok - plan_complete")
 
-    print(f"{passed} passed, {failed} failed")
+    print(f"{label + ': ' if label else ''}{passed} passed, {failed} failed")
+    if counts:
+        with open(counts, "a") as f:
+            f.write(f"{passed} {failed}\n")
     return 0 if failed == 0 else 1
 
 
