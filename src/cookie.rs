@@ -4,14 +4,13 @@
 //! system-wide.
 //!
 //! The cookie is `(cpu + 1) << 48 | per-CPU count`: the CPU part keeps it
-//! non-zero and the per-CPU counters apart.  It is handed out on first
-//! request in an entry and dropped on the way back to user space.
+//! non-zero and the per-CPU counters apart.  `protocol.rs` installs one on
+//! the first request in an entry and drops it on the way back to user space.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::bindings;
 
 use crate::shim;
-use crate::task::TaskInfo;
 
 const NR_CPUS: usize = bindings::CONFIG_NR_CPUS as usize;
 const COUNT_BITS: u32 = 48;
@@ -24,26 +23,13 @@ struct CpuCounter(AtomicU64);
 const ZERO: CpuCounter = CpuCounter(AtomicU64::new(0));
 static COUNTERS: [CpuCounter; NR_CPUS] = [ZERO; NR_CPUS];
 
-/// The cookie of the current entry of the task owning `info`.
-///
-/// Interrupts must be off so the CPU cannot change; an NMI may race with us
-/// and the compare-and-exchange keeps whichever cookie was installed first.
-pub(crate) fn get(info: &TaskInfo) -> u64 {
-    let cur = info.cookie().load(Ordering::Relaxed);
-    if cur != 0 {
-        return cur;
-    }
+/// A cookie never handed out before.  Interrupts must be off so the CPU
+/// cannot change under the per-CPU counter.
+pub(crate) fn next() -> u64 {
     let cpu = shim::cpu() as usize % NR_CPUS;
     let count = COUNTERS[cpu]
         .0
         .fetch_add(1, Ordering::Relaxed)
         .wrapping_add(1);
-    let new = ((cpu as u64 + 1) << COUNT_BITS) | (count & ((1 << COUNT_BITS) - 1));
-    match info
-        .cookie()
-        .compare_exchange(0, new, Ordering::Relaxed, Ordering::Relaxed)
-    {
-        Ok(_) => new,
-        Err(installed) => installed,
-    }
+    ((cpu as u64 + 1) << COUNT_BITS) | (count & ((1 << COUNT_BITS) - 1))
 }

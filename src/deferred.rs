@@ -3,32 +3,85 @@
 //! Deferred requests: callable from any context, NMI included; the walk
 //! happens once, in task context, before the task returns to user space.
 //!
-//! Every registered work owns one bit of a `usize`.  A request sets that bit
-//! and `UNWIND_PENDING` in the task's mask with one atomic fetch-or; the
-//! request that sets `UNWIND_PENDING` queues the task work.  The task work
-//! clears `UNWIND_PENDING`, walks (or takes the cached trace) and calls the
-//! callback of every work whose bit it saw, inside the hooks' SRCU section.
-//! The bits stay set until the return to user space, so a second request in
-//! the same entry is answered "already done".
+//! Every registered work owns one bit of the task's request mask; the
+//! mask/cookie protocol lives in `protocol.rs` (with its guarantee), this
+//! file wires it to the kernel: the task work, the cache, the works.
 
 use core::ptr;
-use core::sync::atomic::{AtomicI32, AtomicPtr, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use kernel::bindings;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 use crate::cache;
 use crate::cookie;
+use crate::hooks::ReadGuard;
+use crate::protocol::{self, Step, RESERVED_BITS, RESERVED_MASK};
 use crate::shim::{self, IrqGuard};
 use crate::stats::{self, Stat};
 use crate::task::TaskInfo;
 use crate::user::{self, UnwindStacktrace};
 
-pub(crate) const UNWIND_PENDING: usize = 1 << 0;
-pub(crate) const UNWIND_USED: usize = 1 << 1;
-const RESERVED_BITS: u32 = 2;
-const RESERVED_MASK: usize = (1 << RESERVED_BITS) - 1;
+pub(crate) use crate::protocol::PENDING as UNWIND_PENDING;
 pub(crate) const NR_BITS: usize = usize::BITS as usize;
+
+/// The protocol's view of one task's state.
+struct Proto<'a>(&'a TaskInfo);
+
+impl protocol::Task for Proto<'_> {
+    fn mask(&self) -> &AtomicUsize {
+        self.0.mask()
+    }
+    fn cookie(&self) -> &AtomicU64 {
+        self.0.cookie()
+    }
+    fn new_cookie(&self) -> u64 {
+        cookie::next()
+    }
+    #[inline(always)]
+    fn step(&self, _s: Step) {
+        #[cfg(unwind_inject)]
+        crate::inject::fire(_s);
+    }
+}
+
+/// Whether a task work queued now must force a re-entry before user code
+/// runs: from NMI, and from task context with interrupts off, which may be
+/// past the exit-to-user work loop (see `protocol.rs`).
+fn prompt(irqs_were_off: bool) -> bool {
+    shim::in_nmi() || (irqs_were_off && !shim::in_hardirq())
+}
+
+/// Queues current's task work; on failure clears `undo` from the mask.
+fn queue(info: &TaskInfo, prompt: bool, undo: usize) -> Result {
+    let mode = if prompt {
+        bindings::task_work_notify_mode_TWA_NMI_CURRENT
+    } else {
+        bindings::task_work_notify_mode_TWA_RESUME
+    };
+    // SAFETY: The caller set `PENDING`, so the head is not queued; the kernel
+    // trampoline outlives this module.
+    let ret = unsafe {
+        (*info.work()).func = Some(bindings::unwind_hooks_task_work);
+        bindings::task_work_add(bindings::get_current(), info.work(), mode)
+    };
+    if ret != 0 {
+        // The task is exiting: nobody will run the work.  Clear only what
+        // this request set; the cookie may already be handed out.
+        info.mask().fetch_and(!undo, Ordering::AcqRel);
+        return Err(Error::from_errno(ret));
+    }
+    stats::inc(Stat::Queued);
+    Ok(())
+}
+
+/// Whether current has a user stack of its own: not a kernel thread, nor a
+/// user worker (io_uring, vhost), whose saved registers are no user context.
+fn user_task() -> bool {
+    // SAFETY: `current` is valid.
+    let flags = unsafe { (*bindings::get_current()).flags };
+    flags & (bindings::PF_KTHREAD | bindings::PF_USER_WORKER) == 0
+}
 
 /// Matches `unwind_callback_t`.
 pub(crate) type UnwindCallback =
@@ -166,6 +219,10 @@ pub(crate) unsafe fn cancel(work: *mut UnwindWork) {
             unsafe { (*c).unwind_completed.fetch_and(!b, Ordering::AcqRel) };
         }
     });
+    // A task work that read its mask before the loop above may still hold
+    // the bit: wait for it before a new work can get the bit.
+    // SAFETY: As above.
+    unsafe { bindings::unwind_hooks_synchronize() };
     USED_BITS.fetch_and(!b, Ordering::AcqRel);
     // SAFETY: Drops the reference taken in `init()`.
     unsafe { bindings::module_put(crate::THIS_MODULE.as_ptr()) };
@@ -183,70 +240,35 @@ pub(crate) unsafe fn request(work: *mut UnwindWork, cookie: &mut u64) -> Result<
     if work.is_null() {
         return Err(EINVAL);
     }
+    // An exiting task's requests are run by the exit hook, once.
     // SAFETY: `current` is valid.
-    let flags = unsafe { (*bindings::get_current()).flags };
-    if flags & (bindings::PF_KTHREAD | bindings::PF_EXITING) != 0 {
+    if !user_task() || unsafe { (*bindings::get_current()).flags } & bindings::PF_EXITING != 0 {
         return Err(EINVAL);
     }
     // SAFETY: Only reads current's saved registers.
     if unsafe { shim::unwind_rs_user_regs() }.is_null() {
         return Err(EINVAL);
     }
+    let irqs_were_off = shim::irqs_disabled();
     // Interrupts off: the CPU is stable for the cookie, and cancel's
     // `synchronize_rcu()` waits for us.
     let _irq = IrqGuard::new();
     // SAFETY: `work` is valid per the contract.
     let bit = unsafe { registered_bit(work) }.ok_or(EINVAL)?;
     let info = TaskInfo::current();
-    *cookie = cookie::get(&info);
-
-    let b = 1usize << bit;
-    if info.mask().load(Ordering::Relaxed) & b != 0 {
-        return Ok(true);
+    let r = protocol::request(&Proto(&info), bit as u32);
+    if r.queue {
+        queue(&info, prompt(irqs_were_off), r.undo)?;
     }
-    let old = info.mask().fetch_or(UNWIND_PENDING | b, Ordering::AcqRel);
-    if old & b != 0 {
-        return Ok(true);
-    }
-    if old & UNWIND_PENDING != 0 {
-        // The queued task work will see our bit.
-        return Ok(false);
-    }
-    let mode = if shim::in_nmi() {
-        bindings::task_work_notify_mode_TWA_NMI_CURRENT
-    } else {
-        bindings::task_work_notify_mode_TWA_RESUME
-    };
-    // SAFETY: We own `UNWIND_PENDING`, so the head is not queued; the kernel
-    // trampoline outlives this module.
-    let ret = unsafe {
-        (*info.work()).func = Some(bindings::unwind_hooks_task_work);
-        bindings::task_work_add(bindings::get_current(), info.work(), mode)
-    };
-    if ret != 0 {
-        // The task is exiting: nobody will run the work.
-        info.mask().store(0, Ordering::Release);
-        *cookie = 0;
-        return Err(Error::from_errno(ret));
-    }
-    stats::inc(Stat::Queued);
-    Ok(false)
+    *cookie = r.cookie;
+    Ok(r.already)
 }
 
-/// `unwind_user_faultable()`: the trace of this entry, from the cache or
-/// from a walk that fills it.
-pub(crate) fn faultable(trace: &mut UnwindStacktrace) -> Result {
-    if !shim::can_fault() {
-        return Err(EINVAL);
-    }
-    // SAFETY: Only reads current's saved registers.
-    if unsafe { shim::unwind_rs_user_regs() }.is_null() {
-        return Err(EINVAL);
-    }
-    let info = TaskInfo::current();
+/// The trace of this entry: the cache, or a walk that fills it.
+fn cached_walk(info: &TaskInfo, trace: &mut UnwindStacktrace) -> Result {
     // SAFETY: current's own cache, valid while it runs in the kernel; only
     // current touches anything but the atomic `unwind_completed`.
-    let cache = unsafe { &mut *cache::get_or_alloc(&info)? };
+    let cache = unsafe { &mut *cache::get_or_alloc(info)? };
     trace.entries = cache.entries.as_mut_ptr();
     if cache.nr_entries != 0 {
         stats::inc(Stat::CacheHits);
@@ -257,91 +279,106 @@ pub(crate) fn faultable(trace: &mut UnwindStacktrace) -> Result {
     stats::inc(Stat::Walks);
     cache.nr_entries = nr;
     trace.nr = nr;
-    // Make the return to user space reset the cache.
-    info.mask().fetch_or(UNWIND_USED, Ordering::AcqRel);
     Ok(())
 }
 
-/// `unwind_user_get_cookie()`.
+/// `unwind_user_faultable()`: the trace of this entry, from the cache or
+/// from a walk that fills it.
+pub(crate) fn faultable(trace: &mut UnwindStacktrace) -> Result {
+    if !shim::can_fault() || !user_task() {
+        return Err(EINVAL);
+    }
+    // SAFETY: Only reads current's saved registers.
+    if unsafe { shim::unwind_rs_user_regs() }.is_null() {
+        return Err(EINVAL);
+    }
+    let info = TaskInfo::current();
+    {
+        // The cache belongs to this entry: the return to user space must
+        // reset it, which a valid cookie makes sure of.  Interrupts are on
+        // here, so no re-entry is needed.
+        let _irq = IrqGuard::new();
+        protocol::get_cookie(&Proto(&info), false);
+    }
+    cached_walk(&info, trace)
+}
+
+/// `unwind_user_get_cookie()`: 0 for kernel threads and user workers.
 pub(crate) fn get_cookie() -> u64 {
-    // SAFETY: `current` is valid.
-    if unsafe { (*bindings::get_current()).flags } & bindings::PF_KTHREAD != 0 {
+    if !user_task() {
         return 0;
     }
+    let irqs_were_off = shim::irqs_disabled();
     let _irq = IrqGuard::new();
     let info = TaskInfo::current();
-    let cookie = cookie::get(&info);
-    // Make the return to user space drop the cookie.
-    info.mask().fetch_or(UNWIND_USED, Ordering::AcqRel);
+    let prompt = prompt(irqs_were_off);
+    let (cookie, must_queue) = protocol::get_cookie(&Proto(&info), prompt);
+    if must_queue && queue(&info, true, UNWIND_PENDING).is_err() {
+        return 0;
+    }
     cookie
 }
 
 /// Runs the pending requests of current: one walk, one callback per work.
 ///
-/// Only called from the task_work and exit hooks, which the kernel runs
-/// inside its hooks' SRCU read-side section: `cancel()` waits for that.
+/// Only called from the task_work, exit and exec hooks (current, task
+/// context, module pinned).  The walk runs outside any read-side section;
+/// the callbacks inside the hooks' SRCU read side, which `cancel()` waits
+/// for.
 pub(crate) fn process(info: &TaskInfo) {
-    if info.mask().load(Ordering::Acquire) & UNWIND_PENDING == 0 {
+    let p = Proto(info);
+    let Some(batch) = protocol::process_begin(&p) else {
         return;
-    }
-    // From here on a request queues a new task work.
-    let mut bits = info.mask().fetch_and(!UNWIND_PENDING, Ordering::AcqRel);
+    };
     let mut trace = UnwindStacktrace {
         nr: 0,
         entries: ptr::null_mut(),
     };
-    // On failure (no memory) the callbacks still run, with an empty trace.
-    let _ = faultable(&mut trace);
-    let c = info.cache().load(Ordering::Acquire);
-    if !c.is_null() {
-        // SAFETY: current's own cache, see `cache::get_or_alloc()`.
-        bits &= !unsafe { (*c).unwind_completed.load(Ordering::Acquire) };
+    if batch.bits != 0 {
+        // On failure (no memory) the callbacks still run, with an empty trace.
+        let _ = cached_walk(info, &mut trace);
     }
-    bits &= !RESERVED_MASK;
-    let cookie = info.cookie().load(Ordering::Relaxed);
-
-    // The callers (task work, exit hook) hold the hooks' SRCU read lock,
-    // which cancel waits for: a work seen here stays valid until we are done.
-    while bits != 0 {
-        let bit = bits.trailing_zeros() as usize;
-        bits &= bits - 1;
-        let work = SLOTS[bit].load(Ordering::Acquire);
+    let c = info.cache().load(Ordering::Acquire);
+    // Without a cache (no memory) nothing records completed works.
+    let none = AtomicUsize::new(0);
+    let completed = if c.is_null() {
+        &none
+    } else {
+        // SAFETY: current's own cache, see `cache::get_or_alloc()`.
+        unsafe { &(*c).unwind_completed }
+    };
+    let _srcu = ReadGuard::new();
+    protocol::process_deliver(&p, batch, completed, |bit, cookie| {
+        // Cancel waits for the read side we hold: a work seen here stays
+        // valid until we are done.
+        let work = SLOTS[bit as usize].load(Ordering::Acquire);
         if work.is_null() {
-            continue;
+            return false;
         }
         // SAFETY: The work stays valid while registered, and cancel waits
-        // for the hooks' SRCU section we run in before returning it.
+        // for the read side we hold before returning it.
         if let Some(func) = unsafe { (*work).func } {
             // SAFETY: The callback's contract is `unwind_callback_t`'s.
             unsafe { func(work, &mut trace, cookie) };
             stats::inc(Stat::Callbacks);
         }
-        if !c.is_null() {
-            // SAFETY: As above.
-            unsafe { (*c).unwind_completed.fetch_or(1 << bit, Ordering::AcqRel) };
-        }
+        true
+    });
+}
+
+/// Drops the per-entry state on the way back to user space (interrupts
+/// off, after the exit-to-user work loop).
+pub(crate) fn exit_to_user(info: &TaskInfo) {
+    if protocol::exit_reset(&Proto(info)) {
+        cache::reset(info);
     }
 }
 
-/// Drops the per-entry state on the way back to user space (interrupts off).
-pub(crate) fn exit_to_user(info: &TaskInfo) {
-    let mut bits = info.mask().load(Ordering::Acquire);
-    if bits == 0 || bits & UNWIND_PENDING != 0 {
-        // A task work still runs before the return to user space.
-        return;
-    }
-    // Reset the cookie and cache first: a request from an NMI that lands in
-    // between sets PENDING, makes the exchange below fail and keeps a fresh
-    // cookie for its own task work.
-    info.cookie().store(0, Ordering::Relaxed);
-    cache::reset(info);
-    while let Err(cur) =
-        info.mask()
-            .compare_exchange_weak(bits, 0, Ordering::AcqRel, Ordering::Acquire)
-    {
-        if cur & UNWIND_PENDING != 0 {
-            return;
-        }
-        bits = cur;
-    }
+/// Starts a new entry at `execve()`, once the old program's requests were
+/// delivered: the new program must not inherit its cookie or cache.
+/// Returns false if a request came in meanwhile (`PENDING`).
+pub(crate) fn exec_reset(info: &TaskInfo) -> bool {
+    let _irq = IrqGuard::new();
+    exit_to_user(info);
+    info.mask().load(Ordering::Acquire) & UNWIND_PENDING == 0
 }

@@ -36,7 +36,11 @@ pub(crate) unsafe extern "C" fn unwind_user(
         return errno(EINVAL);
     }
     // SAFETY: `current` is valid.
-    if unsafe { (*bindings::get_current()).flags } & bindings::PF_KTHREAD != 0 {
+    if unsafe { (*bindings::get_current()).flags }
+        & (bindings::PF_KTHREAD | bindings::PF_USER_WORKER)
+        != 0
+    {
+        // No user stack: an empty trace, as for kernel threads upstream.
         return 0;
     }
     if !shim::can_fault() {

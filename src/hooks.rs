@@ -2,9 +2,13 @@
 
 //! The hook table registered with the kernel patch (`linux/unwind_hooks.h`).
 //!
-//! The kernel calls these inside an SRCU read-side section of its own, so
-//! unregistering waits until none runs; tasks still holding a queued work
-//! then only reach the kernel's trampoline.
+//! The kernel calls the fork and free hooks inside an SRCU read-side
+//! section of its own, the exit-to-user hook with interrupts off, and the
+//! hooks that may fault user pages in (exit, exec, task work) with this
+//! module pinned and no read section held: a walk blocked in a fault
+//! (userfaultfd, FUSE) never blocks `cancel()`.  Callbacks run inside the
+//! SRCU read side (`ReadGuard`), which `cancel()` waits for.  Tasks still
+//! holding a queued work after unload only reach the kernel's trampoline.
 
 use core::sync::atomic::Ordering;
 use kernel::bindings;
@@ -21,16 +25,45 @@ unsafe extern "C" fn task_fork(_task: *mut bindings::task_struct) {
     stats::inc(Stat::Fork);
 }
 
+/// Runs `task`'s pending requests now, instead of its queued task work.
+///
+/// # Safety
+///
+/// `task` must be current.
+unsafe fn run_pending_now(task: *mut bindings::task_struct) -> TaskInfo {
+    // SAFETY: `task` is current per the contract.
+    let info = unsafe { TaskInfo::of(task) };
+    // Take the head off the queue first: once `process()` clears `PENDING`
+    // a request may queue it again.
+    // SAFETY: `task` is current and alive.
+    if info.mask().load(Ordering::Acquire) & UNWIND_PENDING != 0
+        && unsafe { bindings::task_work_cancel(task, info.work()) }
+    {
+        deferred::process(&info);
+    }
+    info
+}
+
 unsafe extern "C" fn task_exit(task: *mut bindings::task_struct) {
     stats::inc(Stat::Exit);
+    // The mm is still there: deliver the pending requests now, since the
+    // queued task work would only run once it is gone.  Requests are
+    // refused from here on (`PF_EXITING`).
     // SAFETY: The kernel passes the exiting task, which is current.
-    let info = unsafe { TaskInfo::of(task) };
-    if info.mask().load(Ordering::Acquire) & UNWIND_PENDING != 0 {
-        // The mm is still there: deliver the pending requests now, since the
-        // queued task work would only run once it is gone.
-        deferred::process(&info);
-        // SAFETY: `task` is current and alive.
-        unsafe { bindings::task_work_cancel(task, info.work()) };
+    unsafe { run_pending_now(task) };
+}
+
+unsafe extern "C" fn task_exec(task: *mut bindings::task_struct) {
+    stats::inc(Stat::Exec);
+    // The old program is still mapped: its requests get its stack, and the
+    // new program starts with a new cookie and an empty cache.  An NMI may
+    // request in between: a few rounds deliver those too.
+    for _ in 0..4 {
+        // SAFETY: The kernel passes the task calling execve(), current.
+        let info = unsafe { run_pending_now(task) };
+        if deferred::exec_reset(&info) {
+            break;
+        }
     }
 }
 
@@ -56,6 +89,7 @@ unsafe extern "C" fn task_work(head: *mut bindings::callback_head) {
 static HOOKS: bindings::unwind_hooks = bindings::unwind_hooks {
     task_fork: Some(task_fork),
     task_exit: Some(task_exit),
+    task_exec: Some(task_exec),
     task_free: Some(task_free),
     exit_to_user: Some(exit_to_user),
     task_work: Some(task_work),
@@ -66,8 +100,11 @@ pub(crate) struct Registration;
 
 impl Registration {
     pub(crate) fn new() -> Result<Self> {
-        // SAFETY: `HOOKS` is static and complete.
-        kernel::error::to_result(unsafe { bindings::unwind_hooks_register(&HOOKS) })?;
+        // SAFETY: `HOOKS` is static and complete; `THIS_MODULE` is this
+        // module, which the kernel pins while a pinned hook runs.
+        kernel::error::to_result(unsafe {
+            bindings::unwind_hooks_register(&HOOKS, crate::THIS_MODULE.as_ptr())
+        })?;
         Ok(Self)
     }
 }
@@ -88,14 +125,32 @@ impl Drop for Registration {
             if cancelled {
                 pending += 1;
             }
-            // A work already taken off the queue but not yet run clears the
-            // mask itself in the kernel's trampoline.
-            if cancelled || bits & UNWIND_PENDING == 0 {
-                info.mask().store(0, Ordering::Release);
-            }
-            info.cookie().store(0, Ordering::Relaxed);
+            // A work already taken off the queue but not yet run keeps
+            // `PENDING` (the head is still in use) and nothing else: the
+            // kernel's trampoline clears it, or a reloaded module's process
+            // finds no cookie and no work bit in it.
+            let keep = if cancelled { 0 } else { bits & UNWIND_PENDING };
+            info.mask().store(keep, Ordering::Release);
             cache::free(&info);
         });
         pr_info!("unloaded, {} pending task works cancelled\n", pending);
+    }
+}
+
+/// The hooks' SRCU read side, which `unwind_hooks_synchronize()` waits for.
+pub(crate) struct ReadGuard(core::ffi::c_int);
+
+impl ReadGuard {
+    pub(crate) fn new() -> Self {
+        // SAFETY: Entering an SRCU read side is allowed in any context that
+        // may run callbacks; `Drop` leaves it.
+        Self(unsafe { bindings::unwind_hooks_read_lock() })
+    }
+}
+
+impl Drop for ReadGuard {
+    fn drop(&mut self) {
+        // SAFETY: `self.0` came from `unwind_hooks_read_lock()`.
+        unsafe { bindings::unwind_hooks_read_unlock(self.0) };
     }
 }

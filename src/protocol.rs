@@ -67,6 +67,7 @@ pub enum Step {
 }
 
 /// Every step, for tests that visit them all.
+#[allow(dead_code)]
 pub const STEPS: [Step; 11] = [
     Step::CookieRead,
     Step::MaskRead,
@@ -123,12 +124,9 @@ fn install<T: Task>(t: &T, k0: u64, m: usize) {
         // Fails only if a nested context installed a cookie since `k0` was
         // read; it set `COOKIE_VALID` before returning.  Cookies are never
         // reused, so there is no ABA.
-        let _ = t.cookie().compare_exchange(
-            k0,
-            t.new_cookie(),
-            Ordering::AcqRel,
-            Ordering::Relaxed,
-        );
+        let _ =
+            t.cookie()
+                .compare_exchange(k0, t.new_cookie(), Ordering::AcqRel, Ordering::Relaxed);
         t.step(Step::CookieInstalled);
     }
 }
@@ -153,9 +151,10 @@ pub fn request<T: Task>(t: &T, bit: u32) -> Request {
         .fetch_or(COOKIE_VALID | PENDING | b, Ordering::AcqRel);
     t.step(Step::MaskSet);
     // `COOKIE_VALID` is set: the cookie field stays until the exit reset.
+    // A bit without it was left by an unloaded module: not a request.
     Request {
         cookie: t.cookie().load(Ordering::Acquire),
-        already: old & b != 0,
+        already: old & (COOKIE_VALID | b) == COOKIE_VALID | b,
         queue: old & PENDING == 0,
         undo: (PENDING | b) & !old,
     }

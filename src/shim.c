@@ -31,15 +31,23 @@ UNWIND_RS_EXPORT(unwind_deferred_init);
 UNWIND_RS_EXPORT(unwind_deferred_request);
 UNWIND_RS_EXPORT(unwind_deferred_cancel);
 UNWIND_RS_EXPORT(unwind_user_get_cookie);
+#ifdef UNWIND_RS_INJECT
+/* Test builds only: see src/inject.rs. */
+UNWIND_RS_EXPORT(unwind_rs_inject_set);
+#endif
 
 static struct dentry *unwind_rs_debugfs;
 
-/* The user registers saved at kernel entry, NULL for kernel threads. */
+/*
+ * The user registers saved at kernel entry, NULL for kernel threads and
+ * user workers (io_uring, vhost: their saved registers are not a user
+ * context), as is_user_task() decides.
+ */
 struct pt_regs *unwind_rs_user_regs(void)
 {
 	struct pt_regs *regs;
 
-	if (current->flags & PF_KTHREAD)
+	if (current->flags & (PF_KTHREAD | PF_USER_WORKER))
 		return NULL;
 	regs = task_pt_regs(current);
 	return user_mode(regs) ? regs : NULL;
@@ -93,6 +101,16 @@ bool unwind_rs_can_fault(void)
 bool unwind_rs_in_nmi(void)
 {
 	return in_nmi();
+}
+
+bool unwind_rs_in_hardirq(void)
+{
+	return in_hardirq();
+}
+
+bool unwind_rs_irqs_disabled(void)
+{
+	return irqs_disabled();
 }
 
 unsigned int unwind_rs_cpu(void)

@@ -16,6 +16,8 @@ bool unwind_rs_regs_compat(struct pt_regs *regs);
 int unwind_rs_read_words_nofault(unsigned long addr, unsigned long *out, bool compat);
 bool unwind_rs_can_fault(void);
 bool unwind_rs_in_nmi(void);
+bool unwind_rs_in_hardirq(void);
+bool unwind_rs_irqs_disabled(void);
 unsigned int unwind_rs_cpu(void);
 unsigned long unwind_rs_irq_save(void);
 void unwind_rs_irq_restore(unsigned long flags);

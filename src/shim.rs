@@ -24,6 +24,8 @@ extern "C" {
     /// Whether the current context may take page faults.
     pub(crate) fn unwind_rs_can_fault() -> bool;
     pub(crate) fn unwind_rs_in_nmi() -> bool;
+    pub(crate) fn unwind_rs_in_hardirq() -> bool;
+    pub(crate) fn unwind_rs_irqs_disabled() -> bool;
     pub(crate) fn unwind_rs_cpu() -> c_uint;
     pub(crate) fn unwind_rs_irq_save() -> c_ulong;
     pub(crate) fn unwind_rs_irq_restore(flags: c_ulong);
@@ -68,6 +70,18 @@ pub(crate) fn can_fault() -> bool {
 pub(crate) fn in_nmi() -> bool {
     // SAFETY: Only reads the preempt count.
     unsafe { unwind_rs_in_nmi() }
+}
+
+/// Whether the current context is a hard interrupt.
+pub(crate) fn in_hardirq() -> bool {
+    // SAFETY: Only reads the preempt count.
+    unsafe { unwind_rs_in_hardirq() }
+}
+
+/// Whether interrupts are disabled on this CPU.
+pub(crate) fn irqs_disabled() -> bool {
+    // SAFETY: Only reads the CPU's interrupt flag.
+    unsafe { unwind_rs_irqs_disabled() }
 }
 
 /// The CPU this code runs on (stable while interrupts are off).

@@ -28,9 +28,10 @@ pub(crate) enum Stat {
     Requests,
     Queued,
     Callbacks,
+    Exec,
 }
 
-const NAMES: [&CStr; 12] = [
+const NAMES: [&CStr; 13] = [
     c_str!("fork"),
     c_str!("exit"),
     c_str!("free"),
@@ -43,6 +44,7 @@ const NAMES: [&CStr; 12] = [
     c_str!("requests"),
     c_str!("queued"),
     c_str!("callbacks"),
+    c_str!("exec"),
 ];
 
 #[allow(clippy::declare_interior_mutable_const)]

@@ -45,7 +45,8 @@ impl TaskInfo {
         Self(unsafe { head.byte_sub(off).cast() })
     }
 
-    /// The request mask (`UNWIND_PENDING`, `UNWIND_USED` and one bit per work).
+    /// The request mask (`PENDING`, `COOKIE_VALID` and one bit per work, see
+    /// `protocol.rs`).
     pub(crate) fn mask(&self) -> &AtomicUsize {
         // SAFETY: The field is valid and aligned for the lifetime of the task,
         // and is only accessed atomically (the kernel patch reads it with

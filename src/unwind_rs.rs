@@ -17,6 +17,9 @@ mod cookie;
 mod deferred;
 mod exports;
 mod hooks;
+#[cfg(unwind_inject)]
+mod inject;
+mod protocol;
 mod shim;
 mod stats;
 mod task;

@@ -472,7 +472,9 @@ fn old_request(t: &Sim, bit: u32) -> Request {
     let b = 1usize << bit;
     let c = old_cookie(t);
     t.step(Step::MaskRead);
-    let old = t.mask.fetch_or(COOKIE_VALID | PENDING | b, Ordering::AcqRel);
+    let old = t
+        .mask
+        .fetch_or(COOKIE_VALID | PENDING | b, Ordering::AcqRel);
     t.step(Step::MaskSet);
     Request {
         cookie: c,
@@ -506,7 +508,11 @@ fn control_old_protocol_is_caught() {
         exit_reset: old_exit_reset,
         irqs_off_prompt: true,
     });
-    eprintln!("old protocol: {} of {runs} runs fail, e.g. {}", failures.len(), failures[0]);
+    eprintln!(
+        "old protocol: {} of {runs} runs fail, e.g. {}",
+        failures.len(),
+        failures[0]
+    );
 }
 
 #[test]
@@ -557,5 +563,53 @@ fn control_late_request_without_reentry_is_caught() {
         },
         vec![],
     );
-    assert!(errors.iter().any(|e| e.contains("trace of entry")), "{errors:?}");
+    assert!(
+        errors.iter().any(|e| e.contains("trace of entry")),
+        "{errors:?}"
+    );
+}
+
+/// What a module unloaded with a task work in flight leaves in the mask
+/// (`PENDING`, maybe old work bits, no `COOKIE_VALID`) calls nothing when a
+/// reloaded module's task work runs, and the next request starts afresh.
+#[test]
+fn leftover_of_an_unloaded_module_calls_nothing() {
+    for leftover in [PENDING, PENDING | 1 << 5 | 1 << 9] {
+        let sim = Sim::new(MODULE, vec![]);
+        sim.mask.store(leftover, Ordering::Relaxed);
+        sim.cookie.store(0x55, Ordering::Relaxed);
+        let batch = protocol::process_begin(&sim).expect("PENDING was set");
+        assert_eq!(batch.bits, 0, "leftover {leftover:#x}");
+        let mut called = 0;
+        protocol::process_deliver(&sim, batch, &sim.completed, |_, _| {
+            called += 1;
+            true
+        });
+        assert_eq!(called, 0);
+        let r = protocol::request(&sim, 5);
+        assert!(
+            r.cookie != 0x55 && r.cookie != 0,
+            "stale cookie {:#x}",
+            r.cookie
+        );
+        assert!(!r.already && r.queue);
+    }
+}
+
+/// A bit cancelled after `process_begin()` read it is not called back.
+#[test]
+fn bit_cleared_after_begin_is_skipped() {
+    let sim = Sim::new(MODULE, vec![]);
+    let r = protocol::request(&sim, 7);
+    assert!(r.queue);
+    let batch = protocol::process_begin(&sim).expect("pending");
+    assert_eq!(batch.bits, 1 << 7);
+    // cancel() on another CPU clears the bit, then a new work may get it.
+    sim.mask.fetch_and(!(1 << 7), Ordering::AcqRel);
+    let mut called = 0;
+    protocol::process_deliver(&sim, batch, &sim.completed, |_, _| {
+        called += 1;
+        true
+    });
+    assert_eq!(called, 0);
 }

@@ -243,6 +243,66 @@ T_CONSUMERS="t_consumer_ftrace_pairs t_consumer_perf_samples \
 	t_consumer_unload_orders t_consumer_perf_callchain_user \
 	t_consumer_perf_callchain_kthread"
 
+# --- forced races (injection build) ---------------------------------
+
+# Swap in the injection build of unwind_deferred.ko and unwind_race.ko.
+race_load() {
+	rmmod unwind_test 2>/dev/null
+	unload_core || return 1
+	insmod $MODDIR/inject/unwind_deferred.ko || return 1
+	insmod $MODDIR/unwind_race.ko
+}
+
+race_unload() {
+	r=0
+	rmmod unwind_race || r=1
+	unload_core || r=1
+	load_core || r=1
+	insmod $MODDIR/unwind_test.ko || r=1
+	return $r
+}
+
+# NMIs and IRQs fired at every step of request, process and the exit
+# reset, alone and in pairs: no cookie-0 callback, exactly one callback
+# per (work, cookie) with the trace of the entry the cookie belongs to.
+t_race_protocol64() {
+	race_load || return 1
+	r=0
+	/bin/race64 || r=1
+	race_unload || r=1
+	return $r
+}
+
+t_race_protocol32() {
+	race_load || return 1
+	r=0
+	/bin/race32 || r=1
+	race_unload || r=1
+	return $r
+}
+
+# A request pending at execve() gets the old program's stack.
+t_race_exec64() { $D64 exec; }
+t_race_exec32() { $D32 exec; }
+# A request pending at a signal's delivery gets the interrupted stack.
+t_race_signal64() { $D64 signal; }
+t_race_signal32() { $D32 signal; }
+
+# A walk blocked in a userfaultfd fault does not block cancel or rmmod.
+t_sec_userfaultfd() {
+	r=0
+	/bin/uffd64 || r=1
+	grep -q '^unwind_deferred ' /proc/modules || load_core || r=1
+	grep -q '^unwind_test ' /proc/modules || insmod $MODDIR/unwind_test.ko || r=1
+	return $r
+}
+
+# io_uring's user workers are refused; the submitting task is not.
+t_sec_user_worker64() { /bin/uworker64; }
+t_sec_user_worker32() { /bin/uworker32; }
+
+T_RACE="t_sec_user_worker64 t_sec_user_worker32 t_sec_userfaultfd t_race_protocol64 t_race_protocol32 t_race_exec64 t_race_exec32 t_race_signal64 t_race_signal32"
+
 # --- teardown -------------------------------------------------------
 
 t_module_unload_all() {
@@ -258,7 +318,7 @@ T_FIRST="t_module_load t_module_reload_20x t_hooks_static_key \
 	t_hooks_fork_exit_free t_hooks_exit_to_user t_ia32_emulation"
 T_NAMES="$T_FIRST $T_NAMES t_unwind_compat_segment_bases t_unwind_fuzz64 t_unwind_fuzz32 \
 	t_unwind_walks_counted $T_DEFERRED $T_DEFERRED_COMPAT \
-	t_deferred_unload_refused t_deferred_stress $T_CONSUMERS \
+	t_deferred_unload_refused t_deferred_stress $T_RACE $T_CONSUMERS \
 	t_deferred_unload_1000 t_module_unload_all"
 
 # ut.only=REGEX on the kernel command line: just those tests (developing).

@@ -26,15 +26,17 @@ static void probe_register_checks(void)
 	static const struct unwind_hooks full = {
 		.task_fork = probe_fork,
 		.task_exit = probe_fork,
+		.task_exec = probe_fork,
 		.task_free = probe_fork,
 		.exit_to_user = probe_exit_to_user,
 		.task_work = probe_work,
 	};
 
-	probe_null = unwind_hooks_register(NULL);
-	probe_incomplete = unwind_hooks_register(&incomplete);
+	probe_null = unwind_hooks_register(NULL, THIS_MODULE);
+	probe_incomplete = unwind_hooks_register(&incomplete, THIS_MODULE);
 	/* Only meaningful with unwind_deferred.ko holding the hooks. */
-	probe_busy = unwind_hooks_enabled() ? unwind_hooks_register(&full) : 0;
+	probe_busy = unwind_hooks_enabled() ?
+		     unwind_hooks_register(&full, THIS_MODULE) : 0;
 	if (!probe_busy && unwind_hooks_enabled())
 		unwind_hooks_unregister(&full);
 }

@@ -49,6 +49,7 @@ enum ut_op {
 	UT_OP_CONTEXT_ERRORS,	/* calls from a kthread and from IRQ: ret = failures */
 	UT_OP_STRESS,		/* see struct ut_stress */
 	UT_OP_BUSY_KTHREAD,	/* a kthread spins on CPU 0 for @arg ms: ret = its pid */
+	UT_OP_REQUEST_SIGNAL,	/* UT_OP_REQUEST, then SIGUSR1 to current */
 };
 
 struct ut_deferred {
@@ -97,5 +98,20 @@ struct ut_stress {
 };
 
 #define UT_IOC_DEFERRED		_IOWR('u', 2, struct ut_deferred)
+
+/*
+ * read() of the ctl file: the API called from the reading context, which
+ * io_uring makes one of its user workers (sec_user_worker).
+ */
+struct ut_reader {
+	__u32 user_worker;	/* the reader had PF_USER_WORKER */
+	__s32 request;		/* unwind_deferred_request() on work 2 */
+	__u64 cookie;		/* its cookie */
+	__u64 get_cookie;	/* unwind_user_get_cookie() */
+	__s32 faultable;	/* unwind_user_faultable() */
+	__s32 unwind_user;	/* unwind_user() ... */
+	__u32 unwind_nr;	/* ... and its frames */
+	__u32 pad;
+};
 
 #endif /* _UNWIND_TEST_UAPI_H */

@@ -9,6 +9,7 @@
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
@@ -427,6 +428,11 @@ static int ut_deferred_op(struct ut_deferred *req)
 		ut_request_works(req, NULL);
 		ut_direct_unwind(req);
 		return 0;
+	case UT_OP_REQUEST_SIGNAL:
+		ut_request_works(req, NULL);
+		ut_direct_unwind(req);
+		send_sig(SIGUSR1, current, 0);
+		return 0;
 	case UT_OP_REQUEST_NMI:
 		if (ut_request_nmi(req))
 			return -ETIMEDOUT;
@@ -529,7 +535,8 @@ long ut_ioctl_deferred(void __user *arg)
 		goto out;
 	/* Cancel ops and the stress run must not wait behind a sleeper. */
 	if (req->op == UT_OP_CANCEL_SLEEP || req->op == UT_OP_CANCEL ||
-	    req->op == UT_OP_STRESS || req->op == UT_OP_REQUEST) {
+	    req->op == UT_OP_STRESS || req->op == UT_OP_REQUEST ||
+	    req->op == UT_OP_REQUEST_SIGNAL) {
 		ret = ut_deferred_op(req);
 	} else {
 		mutex_lock(&ut_mutex);

@@ -7,6 +7,8 @@
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/uaccess.h>
 
 #include "ut.h"
 
@@ -23,8 +25,27 @@ static long ut_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	return -ENOTTY;
 }
 
+static ssize_t ut_read(struct file *file, char __user *buf, size_t len,
+		       loff_t *pos)
+{
+	unsigned long entries[4];
+	struct unwind_stacktrace trace = {};
+	struct ut_reader r = {};
+
+	r.user_worker = !!(current->flags & PF_USER_WORKER);
+	r.request = unwind_deferred_request(&ut_works[2], &r.cookie);
+	r.get_cookie = unwind_user_get_cookie();
+	r.faultable = unwind_user_faultable(&trace);
+	trace.entries = entries;
+	r.unwind_user = unwind_user(&trace, ARRAY_SIZE(entries));
+	r.unwind_nr = trace.nr;
+	len = min(len, sizeof(r));
+	return copy_to_user(buf, &r, len) ? -EFAULT : len;
+}
+
 static const struct file_operations ut_fops = {
 	.owner		= THIS_MODULE,
+	.read		= ut_read,
 	.unlocked_ioctl	= ut_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 };

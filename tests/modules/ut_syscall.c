@@ -4,6 +4,7 @@
  * that requests are pending while the task sleeps in, or exits from, a
  * syscall that is not ours:
  *   comm "ut_exit*":   on exit_group(), work 0 (delivered by the exit hook)
+ *   comm "ut_exec*":   on execve(), work 0 (pending when the program goes)
  *   comm "ut_victim*": on every syscall, work 1 (pending at module unload)
  * sys_enter is not exported in 6.12, so it is found by name.
  */
@@ -16,6 +17,8 @@
 
 #define NR_EXIT_GROUP_64	231
 #define NR_EXIT_GROUP_32	252
+#define NR_EXECVE_64		59
+#define NR_EXECVE_32		11
 
 static struct tracepoint *ut_sys_enter;
 
@@ -25,6 +28,9 @@ static void ut_probe(void *data, struct pt_regs *regs, long id)
 
 	if (!strncmp(current->comm, "ut_exit", 7) &&
 	    (id == NR_EXIT_GROUP_64 || id == NR_EXIT_GROUP_32))
+		unwind_deferred_request(&ut_works[0], &cookie);
+	else if (!strncmp(current->comm, "ut_exec", 7) &&
+		 id == (in_compat_syscall() ? NR_EXECVE_32 : NR_EXECVE_64))
 		unwind_deferred_request(&ut_works[0], &cookie);
 	else if (!strncmp(current->comm, "ut_victim", 9))
 		unwind_deferred_request(&ut_works[1], &cookie);

@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include <signal.h>
+
 #include "ut.h"
 #include "chain.h"
 
@@ -97,6 +99,31 @@ static int t_task(void)
 	reset();
 	do_op(&d);
 	check_delivered(&d, 0, "task");
+	return ut_result();
+}
+
+/*
+ * A request pending when a signal is delivered is walked first (get_signal()
+ * runs task works before it builds the frame): the trace is the syscall's,
+ * not the handler's.
+ */
+static volatile sig_atomic_t sig_seen;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	sig_seen = 1;
+}
+
+static int t_signal(void)
+{
+	struct ut_deferred d = { .op = UT_OP_REQUEST_SIGNAL, .works = 1 };
+
+	signal(SIGUSR1, on_usr1);
+	reset();
+	do_op(&d);
+	ut_check(sig_seen, "SIGUSR1 handler did not run");
+	check_delivered(&d, 0, "signal");
 	return ut_result();
 }
 
@@ -410,6 +437,67 @@ static int t_exit(void)
 	return ut_result();
 }
 
+/* --- exec ---------------------------------------------------------------- */
+
+/*
+ * A request pending at execve() (made by unwind_test's sys_enter probe for
+ * comm "ut_exec*") is delivered with the old program's stack, before the
+ * new program replaces it: frames 1 and 2 are this program's.
+ */
+static __attribute__((noinline, noreturn)) void exec_leaf(void)
+{
+	static char *const argv[] = { "true", NULL };
+	static char *const envp[] = { NULL };
+
+	exit_ra[0] = (word)__builtin_return_address(0);
+#ifdef __x86_64__
+	asm volatile("syscall" :: "a"(59L), "D"("/bin/true"), "S"(argv), "d"(envp)
+		     : "memory", "rcx", "r11");
+#else
+	asm volatile("int $0x80" :: "a"(11L), "b"("/bin/true"), "c"(argv), "d"(envp)
+		     : "memory");
+#endif
+	_exit(99);	/* execve failed */
+}
+
+static __attribute__((noinline)) void exec_mid(void)
+{
+	exit_ra[1] = (word)__builtin_return_address(0);
+	exec_leaf();
+}
+
+static int t_exec(void)
+{
+	struct ut_result r;
+	pid_t pid;
+	int st;
+
+	exit_ra = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	reset();
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_NAME, "ut_exec");
+		exec_mid();
+	}
+	waitpid(pid, &st, 0);
+	ut_check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exec'd program status %#x", st);
+	r = result(0);
+	ut_diag("child %d: callbacks %llu pid %d nr %u frame 1 %#llx want %#lx", pid,
+		(unsigned long long)r.callbacks, r.pid, r.nr,
+		(unsigned long long)r.entries[1], exit_ra[0]);
+	ut_check(r.callbacks == 1, "%llu callbacks for the request pending at exec",
+		 (unsigned long long)r.callbacks);
+	ut_check(r.pid == pid, "callback for pid %d", r.pid);
+	ut_check(r.nr >= 3, "nr %u", r.nr);
+	if (r.nr >= 3) {
+		ut_check(r.entries[1] == exit_ra[0], "frame 1 %#llx != %#lx: not the old program",
+			 (unsigned long long)r.entries[1], exit_ra[0]);
+		ut_check(r.entries[2] == exit_ra[1], "frame 2 %#llx != %#lx",
+			 (unsigned long long)r.entries[2], exit_ra[1]);
+	}
+	return ut_result();
+}
+
 /* --- victims for the unload test ---------------------------------------- */
 
 /*
@@ -527,6 +615,10 @@ int main(int argc, char **argv)
 		return cancel_case(0, 300, 1);
 	if (!strcmp(t, "exit"))
 		return t_exit();
+	if (!strcmp(t, "exec"))
+		return t_exec();
+	if (!strcmp(t, "signal"))
+		return t_signal();
 	if (!strcmp(t, "stress"))
 		return t_stress(n ? n : 5);
 	fprintf(stderr, "unknown test '%s'\n", t);

@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The injection point of the test build of unwind_deferred.ko (src/inject.rs). */
+#ifndef _UNWIND_INJECT_H
+#define _UNWIND_INJECT_H
+
+typedef void (*unwind_rs_inject_fn)(int step);
+void unwind_rs_inject_set(unwind_rs_inject_fn fn);
+
+#endif /* _UNWIND_INJECT_H */
