@@ -136,7 +136,11 @@ static void race_irq(struct irq_work *w)
 	atomic_set(&race_done, 1);
 }
 
-static DEFINE_PER_CPU(struct irq_work, race_irq_work) = IRQ_WORK_INIT_HARD(race_irq);
+/*
+ * Set up in race_init(): 6.12's module loader does not apply relocations to
+ * a module's .data..percpu, so a static initialiser would leave .func NULL.
+ */
+static DEFINE_PER_CPU(struct irq_work, race_irq_work);
 
 /* The steps of process() before it enters the hooks' SRCU read side. */
 #define RACE_STEP_PENDING_SEEN		4
@@ -308,8 +312,10 @@ static const struct file_operations race_fops = {
 
 static int __init race_init(void)
 {
-	int i, ret;
+	int i, cpu, ret;
 
+	for_each_possible_cpu(cpu)
+		*per_cpu_ptr(&race_irq_work, cpu) = IRQ_WORK_INIT_HARD(race_irq);
 	for (i = 0; i < 3; i++) {
 		ret = unwind_deferred_init(&race_works[i], race_callback);
 		if (ret)
