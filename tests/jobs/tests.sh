@@ -253,13 +253,14 @@ race_load() {
 	insmod $MODDIR/unwind_race.ko
 }
 
+# Its own status variable: the callers' $r holds their test's result.
 race_unload() {
-	r=0
-	rmmod unwind_race || r=1
-	unload_core || r=1
-	load_core || r=1
-	insmod $MODDIR/unwind_test.ko || r=1
-	return $r
+	u=0
+	rmmod unwind_race || u=1
+	unload_core || u=1
+	load_core || u=1
+	insmod $MODDIR/unwind_test.ko || u=1
+	return $u
 }
 
 # NMIs and IRQs fired at every step of request, process and the exit
@@ -297,11 +298,38 @@ t_sec_userfaultfd() {
 	return $r
 }
 
+# Compat walks read the LDT with interrupts off: a sibling replacing it
+# for 10 s causes no use-after-free, and every trace has an installed base.
+t_sec_ldt_race() { $U32 ldt_race 10; }
+# Selectors ptrace can load that name no user segment get base 0.
+t_sec_segment_bad_descriptor() { $U32 segment_bad; }
+
+# A task work taken off the queue (unwind_stall.ko blocks in front of it)
+# across an unload and reload calls none of the new module's works.
+reload_case() {
+	insmod $MODDIR/unwind_stall.ko || return 1
+	r=0
+	/bin/reload$1 "rmmod unwind_test && rmmod unwind_deferred &&
+		insmod $MODDIR/unwind_deferred.ko && insmod $MODDIR/unwind_test.ko" || r=1
+	# The stalled task's work was off its queue: unload found none queued.
+	last=$(dmesg | grep 'unwind_deferred: unloaded' | tail -1)
+	case "$last" in
+	*" 0 pending"*) ;;
+	*) diag "the task work was still queued: $last"; r=1 ;;
+	esac
+	grep -q '^unwind_deferred ' /proc/modules || load_core || r=1
+	grep -q '^unwind_test ' /proc/modules || insmod $MODDIR/unwind_test.ko || r=1
+	rmmod unwind_stall || r=1
+	return $r
+}
+t_sec_reload_dequeued64() { reload_case 64; }
+t_sec_reload_dequeued32() { reload_case 32; }
+
 # io_uring's user workers are refused; the submitting task is not.
 t_sec_user_worker64() { /bin/uworker64; }
 t_sec_user_worker32() { /bin/uworker32; }
 
-T_RACE="t_sec_user_worker64 t_sec_user_worker32 t_sec_userfaultfd t_race_protocol64 t_race_protocol32 t_race_exec64 t_race_exec32 t_race_signal64 t_race_signal32"
+T_RACE="t_sec_user_worker64 t_sec_user_worker32 t_sec_userfaultfd t_sec_ldt_race t_sec_segment_bad_descriptor t_sec_reload_dequeued64 t_sec_reload_dequeued32 t_race_protocol64 t_race_protocol32 t_race_exec64 t_race_exec32 t_race_signal64 t_race_signal32"
 
 # --- teardown -------------------------------------------------------
 

@@ -6,6 +6,7 @@
  *   comm "ut_exit*":   on exit_group(), work 0 (delivered by the exit hook)
  *   comm "ut_exec*":   on execve(), work 0 (pending when the program goes)
  *   comm "ut_victim*": on every syscall, work 1 (pending at module unload)
+ *   comm "ut_reload*": on dup2(), works 0-3 (dequeued across a reload)
  * sys_enter is not exported in 6.12, so it is found by name.
  */
 #include <linux/sched.h>
@@ -19,12 +20,15 @@
 #define NR_EXIT_GROUP_32	252
 #define NR_EXECVE_64		59
 #define NR_EXECVE_32		11
+#define NR_DUP2_64		33
+#define NR_DUP2_32		63
 
 static struct tracepoint *ut_sys_enter;
 
 static void ut_probe(void *data, struct pt_regs *regs, long id)
 {
 	u64 cookie;
+	int i;
 
 	if (!strncmp(current->comm, "ut_exit", 7) &&
 	    (id == NR_EXIT_GROUP_64 || id == NR_EXIT_GROUP_32))
@@ -34,6 +38,10 @@ static void ut_probe(void *data, struct pt_regs *regs, long id)
 		unwind_deferred_request(&ut_works[0], &cookie);
 	else if (!strncmp(current->comm, "ut_victim", 9))
 		unwind_deferred_request(&ut_works[1], &cookie);
+	else if (!strncmp(current->comm, "ut_reload", 9) &&
+		 id == (in_compat_syscall() ? NR_DUP2_32 : NR_DUP2_64))
+		for (i = 0; i < UT_NWORKS; i++)
+			unwind_deferred_request(&ut_works[i], &cookie);
 }
 
 static void ut_find(struct tracepoint *tp, void *priv)

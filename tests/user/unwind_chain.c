@@ -12,6 +12,8 @@
  *	N walks over random crafted stacks, each checked against the model.
  *   unwind_chain errors
  *	the API's argument checks.
+ *   unwind_chain ldt | ldt_race SECONDS | segment_bad	(32-bit only)
+ *	LDT segment bases; a sibling replacing the LDT; bad selectors.
  *   unwind_chain abi
  *	prints lp64 or ilp32.
  */
@@ -476,6 +478,12 @@ static int test_fuzz(long n, unsigned long long seed)
 
 #ifndef __x86_64__
 #include <asm/ldt.h>
+#include <signal.h>
+#include <stddef.h>
+#include <time.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
 
 /*
  * Code and stack in LDT segments with different, non-zero bases: the
@@ -528,7 +536,8 @@ asm(".text\n"
     "mov ut_ldt_ret, %eax\n\t"
     "ret\n");
 
-static int set_ldt(int entry, unsigned long base, unsigned int limit, int code)
+static int set_ldt_desc(int entry, unsigned long base, unsigned int limit,
+			int code, int present)
 {
 	struct user_desc d = {
 		.entry_number = entry,
@@ -536,10 +545,16 @@ static int set_ldt(int entry, unsigned long base, unsigned int limit, int code)
 		.limit = limit,
 		.seg_32bit = 1,
 		.contents = code ? MODIFY_LDT_CONTENTS_CODE : MODIFY_LDT_CONTENTS_DATA,
+		.seg_not_present = !present,
 		.useable = 1,
 	};
 
 	return syscall(SYS_modify_ldt, 1, &d, sizeof(d));
+}
+
+static int set_ldt(int entry, unsigned long base, unsigned int limit, int code)
+{
+	return set_ldt_desc(entry, base, limit, code, 1);
 }
 
 static int test_ldt(void)
@@ -580,6 +595,202 @@ static int test_ldt(void)
 	ut_check(frames[0] == cs_base + LDT_CODE + 2, "IP must be CS base + offset");
 	ut_check(frames[1] == cs_base + 0x1234, "frame 1 must be CS base + RA");
 	ut_check(frames[2] == cs_base + 0x2345, "frame 2 must be CS base + RA");
+	return ut_result();
+}
+
+static void deferred_op(struct ut_deferred *d)
+{
+	if (ioctl(ctl_fd, UT_IOC_DEFERRED, d)) {
+		ut_diag("deferred op %u: %s", d->op, strerror(errno));
+		exit(UT_FAIL);
+	}
+}
+
+static struct ut_result deferred_result(void)
+{
+	struct ut_result r = { 0 };
+	struct ut_deferred d = { .op = UT_OP_RESULT, .arg = 0, .ptr = (uintptr_t)&r };
+
+	deferred_op(&d);
+	return r;
+}
+
+/*
+ * sec_ldt_race: deferred requests from LDT code while a sibling thread
+ * replaces the LDT as fast as it can, moving the code segment between two
+ * bases that both hold the code.  Each modify_ldt() frees the table it
+ * replaces once every CPU took its flush IPI: a walk reading the table
+ * with interrupts on reads freed memory (KASAN) and can deliver a garbage
+ * base.  Every delivered trace must carry one of the two installed bases.
+ */
+#define LDT_ALT		0x4000	/* the code segment's other base: + this */
+
+static volatile int ldt_stop;
+static unsigned long ldt_swaps, ldt_swap_errors;
+static word ldt_cs_base;
+
+static void *ldt_sibling(void *arg)
+{
+	int alt = 0;
+
+	(void)arg;
+	while (!ldt_stop) {
+		alt = !alt;
+		if (set_ldt(0, ldt_cs_base + (alt ? LDT_ALT : 0), 0xffff, 1))
+			ldt_swap_errors++;
+		ldt_swaps++;
+	}
+	return NULL;
+}
+
+static int test_ldt_race(int seconds)
+{
+	/* int $0x80; ljmp $__USER32_CS, $ut_ldt_back */
+	unsigned char blob[] = { 0xcd, 0x80, 0xea, 0, 0, 0, 0, 0x23, 0 };
+	struct ut_deferred reset = { .op = UT_OP_RESET };
+	unsigned long calls = 0, bad = 0, failed = 0, seen[2] = { 0, 0 };
+	unsigned char *r;
+	pthread_t sib;
+	word *ss;
+	time_t end;
+
+	r = mmap(NULL, 0x20000, PROT_READ | PROT_WRITE | PROT_EXEC,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		return UT_FAIL;
+	ldt_cs_base = (word)r;
+	if (set_ldt(0, ldt_cs_base, 0xffff, 1) ||
+	    set_ldt(1, ldt_cs_base + LDT_SS_OFF, 0x7fff, 0)) {
+		ut_diag("modify_ldt: %s", strerror(errno));
+		return UT_FAIL;
+	}
+	memset(r, 0, 0x20000);
+	memcpy(blob + 3, &(word){ (word)ut_ldt_back }, 4);
+	memcpy(r + LDT_CODE, blob, sizeof(blob));
+	memcpy(r + LDT_ALT + LDT_CODE, blob, sizeof(blob));
+	ss = (word *)(r + LDT_SS_OFF);
+	ss[LDT_FP / 4] = LDT_FP + 0x100;
+	ss[LDT_FP / 4 + 1] = 0x1234;
+	ss[(LDT_FP + 0x100) / 4] = 0;
+	ss[(LDT_FP + 0x100) / 4 + 1] = 0x2345;
+
+	deferred_op(&reset);
+	if (pthread_create(&sib, NULL, ldt_sibling, NULL))
+		return UT_FAIL;
+	end = time(NULL) + seconds;
+	while (time(NULL) < end) {
+		struct ut_deferred d = { .op = UT_OP_REQUEST, .works = 1 };
+		struct ut_result res;
+		word base;
+		int i;
+
+		if (ldt_call((struct ut_unwind *)&d, ctl_fd, UT_IOC_DEFERRED) || d.ret) {
+			failed++;
+			continue;
+		}
+		calls++;
+		res = deferred_result();
+		base = res.entries[0] - LDT_CODE - 2;
+		i = base == ldt_cs_base + LDT_ALT;
+		if (res.callbacks != calls || res.nr != 3 || res.cookie != d.cookie ||
+		    (base != ldt_cs_base && !i) ||
+		    res.entries[1] != base + 0x1234 || res.entries[2] != base + 0x2345) {
+			if (bad++ < 5)
+				ut_diag("call %lu: callbacks %llu nr %u frames %#llx %#llx %#llx",
+					calls, (unsigned long long)res.callbacks, res.nr,
+					(unsigned long long)res.entries[0],
+					(unsigned long long)res.entries[1],
+					(unsigned long long)res.entries[2]);
+			continue;
+		}
+		seen[i]++;
+	}
+	ldt_stop = 1;
+	pthread_join(sib, NULL);
+	ut_diag("%lu requests in %d s, %lu LDT replacements; traces with base A %lu, B %lu; %lu bad, %lu failed",
+		calls, seconds, ldt_swaps, seen[0], seen[1], bad, failed);
+	ut_check(!bad && !failed && !ldt_swap_errors, "bad traces or failed calls");
+	ut_check(calls >= 100 && ldt_swaps >= 100, "too few rounds to race");
+	return ut_result();
+}
+
+/*
+ * sec_segment_bad_descriptor: ptrace can put any selector with RPL 3 into
+ * a tracee's saved CS or SS, the TSS's or a not-present LDT entry's.  Such
+ * a segment's base is not a user address: walks must use base 0.  The
+ * tracer loads the selector at the ioctl's syscall-entry stop (task works
+ * run before every ptrace stop, so later would be too late); the request's
+ * direct and deferred walks then both see it, and the return to user
+ * space faults.
+ */
+#define SEL_GDT_TSS	((8 << 3) | 3)		/* GDT_ENTRY_TSS, RPL 3 */
+#define SEL_LDT_ABSENT	((3 << 3) | 4 | 3)	/* LDT entry 3, RPL 3 */
+
+static int bad_selector(const char *what, size_t reg, unsigned short sel)
+{
+	struct ut_deferred reset = { .op = UT_OP_RESET };
+	struct ut_result res;
+	int status;
+	long eip;
+	pid_t pid;
+
+	deferred_op(&reset);
+	pid = fork();
+	if (pid < 0)
+		return UT_FAIL;
+	if (!pid) {
+		struct ut_deferred d = { .op = UT_OP_REQUEST, .works = 1 };
+
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		syscall(SYS_kill, getpid(), SIGSTOP);
+		ioctl(ctl_fd, UT_IOC_DEFERRED, &d);
+		_exit(0);	/* not reached: the return to user space faults */
+	}
+	/* Stop at the ioctl's syscall-entry stop. */
+	for (;;) {
+		if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
+			ut_diag("%s: tracee gone before the ioctl: %#x", what, status);
+			return UT_FAIL;
+		}
+		if (WSTOPSIG(status) == SIGTRAP &&
+		    ptrace(PTRACE_PEEKUSER, pid,
+			   offsetof(struct user_regs_struct, orig_eax), 0) == SYS_ioctl)
+			break;
+		ptrace(PTRACE_SYSCALL, pid, 0, 0);
+	}
+	eip = ptrace(PTRACE_PEEKUSER, pid, offsetof(struct user_regs_struct, eip), 0);
+	ut_check(!ptrace(PTRACE_POKEUSER, pid, reg, sel), "%s: poke %#x: %s",
+		 what, sel, strerror(errno));
+	ptrace(PTRACE_CONT, pid, 0, 0);
+	waitpid(pid, &status, 0);
+	ut_diag("%s: tracee stopped by signal %d", what,
+		WIFSTOPPED(status) ? WSTOPSIG(status) : -1);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) == pid && !WIFEXITED(status) && !WIFSIGNALED(status))
+		ptrace(PTRACE_CONT, pid, 0, 0);
+	res = deferred_result();
+	ut_diag("%s: callbacks %llu pid %d/%d nr %u frames %#llx %#llx eip %#lx matches %u",
+		what, (unsigned long long)res.callbacks, res.pid, pid, res.nr,
+		(unsigned long long)res.entries[0], (unsigned long long)res.entries[1],
+		eip, res.matches_direct);
+	ut_check(res.callbacks == 1 && res.pid == pid, "%s: one callback for the tracee", what);
+	ut_check(res.entries[0] == (unsigned long)eip, "%s: frame 0 must be eip (base 0)", what);
+	/* libc's ioctl(), this function, main(), libc's start: and more. */
+	ut_check(res.nr >= 4, "%s: the stack must be walked (base 0)", what);
+	ut_check(res.matches_direct, "%s: trace differs from the direct unwind", what);
+	return ut_result();
+}
+
+static int test_segment_bad(void)
+{
+	if (set_ldt_desc(3, 0x10000000, 0xfff, 0, 0)) {
+		ut_diag("modify_ldt: %s", strerror(errno));
+		return UT_FAIL;
+	}
+	bad_selector("CS = TSS", offsetof(struct user_regs_struct, xcs), SEL_GDT_TSS);
+	bad_selector("SS = TSS", offsetof(struct user_regs_struct, xss), SEL_GDT_TSS);
+	bad_selector("CS = absent LDT entry", offsetof(struct user_regs_struct, xcs),
+		     SEL_LDT_ABSENT);
 	return ut_result();
 }
 #endif
@@ -642,6 +853,10 @@ int main(int argc, char **argv)
 #ifndef __x86_64__
 	if (!strcmp(argv[1], "ldt"))
 		return test_ldt();
+	if (!strcmp(argv[1], "ldt_race") && argc == 3)
+		return test_ldt_race(atoi(argv[2]));
+	if (!strcmp(argv[1], "segment_bad"))
+		return test_segment_bad();
 #endif
 	fprintf(stderr, "bad arguments\n");
 	return UT_FAIL;
