@@ -18,6 +18,6 @@ modules clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(K) $@
 
 rustfmt:
-	rustfmt --edition 2021 --config-path $(KDIR)/source/.rustfmt.toml $(RUSTFMT_FLAGS) src/*.rs
+	rustfmt --edition 2021 --config-path $(KDIR)/source/.rustfmt.toml $(RUSTFMT_FLAGS) $$(find src -name "*.rs")
 
 .PHONY: all modules clean rustfmt

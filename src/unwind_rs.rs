@@ -11,19 +11,11 @@
 
 use kernel::prelude::*;
 
-mod cache;
-mod compat;
-mod cookie;
-mod deferred;
-mod exports;
-mod hooks;
-#[cfg(unwind_inject)]
-mod inject;
-mod protocol;
-mod shim;
-mod stats;
-mod task;
-mod user;
+// The source tree shows the architecture; dependencies go down this list.
+mod deferred; // the request protocol, works and cookies
+mod glue; // kernel glue: hooks and C API on top, C shim and counters below
+mod task; // per-task state: mask, cookie, cache
+mod unwind; // the unwinders of the user stack
 
 module! {
     type: UnwindDeferred,
@@ -35,14 +27,14 @@ module! {
 
 struct UnwindDeferred {
     // Dropped first: unregisters the hooks and cleans every task.
-    _hooks: hooks::Registration,
-    _debugfs: stats::Debugfs,
+    _hooks: glue::hooks::Registration,
+    _debugfs: glue::stats::Debugfs,
 }
 
 impl kernel::Module for UnwindDeferred {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let debugfs = stats::Debugfs::new()?;
-        let hooks = hooks::Registration::new()?;
+        let debugfs = glue::stats::Debugfs::new();
+        let hooks = glue::hooks::Registration::new()?;
         pr_info!("deferred user unwinding ready\n");
         Ok(Self {
             _hooks: hooks,

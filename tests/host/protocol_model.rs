@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A model of one task running the module's request protocol
-//! (`src/protocol.rs`, compiled in as is) through a few kernel entries,
+//! (`src/deferred/protocol.rs`, compiled in as is) through a few kernel entries,
 //! with up to two interrupts injected at every pair of step points:
 //! NMIs anywhere, IRQs where interrupts are on (inside `process()`), an
 //! NMI inside such an IRQ.  Each run checks the protocol's guarantee.
@@ -10,7 +10,7 @@
 
 #![allow(dead_code)]
 
-#[path = "../../src/protocol.rs"]
+#[path = "../../src/deferred/protocol.rs"]
 mod protocol;
 
 use protocol::{Request, Step, Task, COOKIE_VALID, PENDING};

@@ -2,7 +2,8 @@
 /*
  * Reports whether the kernel's unwind hooks are switched on, without
  * depending on unwind_deferred.ko, so it can be asked while that module
- * is not loaded: /sys/kernel/debug/unwind_probe/hooks_enabled.
+ * is not loaded: /sys/kernel/debug/unwind_probe/hooks_enabled.  With
+ * squat=NAME it also takes debugfs directory NAME.
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -10,7 +11,12 @@
 #include <linux/seq_file.h>
 #include <linux/unwind_hooks.h>
 
-static struct dentry *probe_dir;
+static struct dentry *probe_dir, *probe_squat_dir;
+
+/* A debugfs directory to take before unwind_deferred.ko can. */
+static char *squat;
+module_param(squat, charp, 0444);
+MODULE_PARM_DESC(squat, "create this debugfs directory (module_load_without_debugfs)");
 static int probe_null, probe_incomplete, probe_busy;
 
 static void probe_fork(struct task_struct *t) {}
@@ -63,6 +69,8 @@ static int __init probe_init(void)
 		return PTR_ERR(probe_dir);
 	debugfs_create_file_unsafe("hooks_enabled", 0444, probe_dir, NULL,
 				   &hooks_enabled_fops);
+	if (squat)
+		probe_squat_dir = debugfs_create_dir(squat, NULL);
 	probe_register_checks();
 	debugfs_create_file("register_checks", 0444, probe_dir, NULL, &checks_fops);
 	return 0;
@@ -70,6 +78,7 @@ static int __init probe_init(void)
 
 static void __exit probe_exit(void)
 {
+	debugfs_remove(probe_squat_dir);
 	debugfs_remove(probe_dir);
 }
 

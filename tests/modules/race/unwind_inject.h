@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The injection point of the test build of unwind_deferred.ko (src/inject.rs). */
+/* The injection point of the test build of unwind_deferred.ko (src/deferred/inject.rs). */
 #ifndef _UNWIND_INJECT_H
 #define _UNWIND_INJECT_H
 

@@ -9,7 +9,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-/* The protocol's steps, in the order of `Step` in src/protocol.rs. */
+/* The protocol's steps, in the order of `Step` in src/deferred/protocol.rs. */
 #define RACE_NSTEPS	11
 
 /* What an injected interrupt does. */

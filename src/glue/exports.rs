@@ -8,9 +8,9 @@ use kernel::bindings;
 use kernel::ffi::{c_int, c_uint};
 use kernel::prelude::*;
 
+use super::shim;
 use crate::deferred::{self, UnwindCallback, UnwindWork};
-use crate::shim;
-use crate::user::{self, UnwindStacktrace, UnwindUserState};
+use crate::unwind::{self, UnwindStacktrace, UnwindUserState};
 
 fn errno(e: Error) -> c_int {
     e.to_errno()
@@ -48,7 +48,7 @@ pub(crate) unsafe extern "C" fn unwind_user(
     }
     // SAFETY: The caller provides `max_entries` writable entries.
     let entries = unsafe { core::slice::from_raw_parts_mut(trace.entries, max_entries as usize) };
-    trace.nr = user::unwind(entries) as u32;
+    trace.nr = unwind::unwind(entries) as u32;
     0
 }
 

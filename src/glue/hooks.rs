@@ -10,15 +10,19 @@
 //! SRCU read side (`ReadGuard`), which `cancel()` waits for.  Tasks still
 //! holding a queued work after unload only reach the kernel's trampoline.
 
+use core::ptr::NonNull;
 use core::sync::atomic::Ordering;
 use kernel::bindings;
 use kernel::prelude::*;
 
-use crate::cache;
+use super::stats::{self, Stat};
 use crate::deferred::{self, UNWIND_PENDING};
-use crate::shim;
-use crate::stats::{self, Stat};
-use crate::task::TaskInfo;
+use crate::task::{cache, Current, TaskInfo};
+
+/// Proof that the code runs in one of the hooks below, which the kernel
+/// calls in task context with this module pinned: what `process()` needs.
+/// Only this file can make one.
+pub(crate) struct InHook(());
 
 unsafe extern "C" fn task_fork(_task: *mut bindings::task_struct) {
     // The kernel already zeroed the new task's state.
@@ -30,18 +34,16 @@ unsafe extern "C" fn task_fork(_task: *mut bindings::task_struct) {
 /// # Safety
 ///
 /// `task` must be current.
-unsafe fn run_pending_now(task: *mut bindings::task_struct) -> TaskInfo {
+unsafe fn run_pending_now(task: *mut bindings::task_struct) -> Option<Current> {
+    let task = NonNull::new(task)?;
     // SAFETY: `task` is current per the contract.
-    let info = unsafe { TaskInfo::of(task) };
+    let cur = unsafe { Current::assume(TaskInfo::of(task)) };
     // Take the head off the queue first: once `process()` clears `PENDING`
     // a request may queue it again.
-    // SAFETY: `task` is current and alive.
-    if info.mask().load(Ordering::Acquire) & UNWIND_PENDING != 0
-        && unsafe { bindings::task_work_cancel(task, info.work()) }
-    {
-        deferred::process(&info);
+    if cur.mask().load(Ordering::Acquire) & UNWIND_PENDING != 0 && cur.cancel_work() {
+        deferred::process(&cur, &InHook(()));
     }
-    info
+    Some(cur)
 }
 
 unsafe extern "C" fn task_exit(task: *mut bindings::task_struct) {
@@ -60,8 +62,10 @@ unsafe extern "C" fn task_exec(task: *mut bindings::task_struct) {
     // request in between: a few rounds deliver those too.
     for _ in 0..4 {
         // SAFETY: The kernel passes the task calling execve(), current.
-        let info = unsafe { run_pending_now(task) };
-        if deferred::exec_reset(&info) {
+        let Some(cur) = (unsafe { run_pending_now(task) }) else {
+            return;
+        };
+        if deferred::exec_reset(&cur) {
             break;
         }
     }
@@ -69,21 +73,30 @@ unsafe extern "C" fn task_exec(task: *mut bindings::task_struct) {
 
 unsafe extern "C" fn task_free(task: *mut bindings::task_struct) {
     stats::inc(Stat::Free);
-    // SAFETY: The kernel passes a task that is being freed, nobody else
-    // uses its state any more.
-    cache::free(&unsafe { TaskInfo::of(task) });
+    let Some(task) = NonNull::new(task) else {
+        return;
+    };
+    // SAFETY: The kernel passes a task that is being freed: it is still
+    // allocated during this call, and nobody uses its state any more.
+    unsafe { cache::free(&TaskInfo::of(task)) };
 }
 
 unsafe extern "C" fn exit_to_user() {
     stats::inc(Stat::ExitToUser);
-    deferred::exit_to_user(&TaskInfo::current());
+    deferred::exit_to_user(&Current::get());
 }
 
 unsafe extern "C" fn task_work(head: *mut bindings::callback_head) {
     stats::inc(Stat::TaskWork);
+    let Some(head) = NonNull::new(head) else {
+        return;
+    };
     // SAFETY: The kernel only calls this for the `work` head of a task's
-    // state, and a task work runs on its own task (current).
-    deferred::process(&unsafe { TaskInfo::from_work(head) });
+    // state, and a task work runs on its own task, which is current.
+    deferred::process(
+        &unsafe { Current::assume(TaskInfo::from_work(head)) },
+        &InHook(()),
+    );
 }
 
 static HOOKS: bindings::unwind_hooks = bindings::unwind_hooks {
@@ -116,12 +129,9 @@ impl Drop for Registration {
         // No code of this module runs on any task's behalf now: take back
         // queued works and free every cache.
         let mut pending = 0u64;
-        shim::for_each_thread(|t| {
-            // SAFETY: `for_each_thread()` hands out live tasks.
-            let info = unsafe { TaskInfo::of(t) };
+        TaskInfo::for_each_thread(|info| {
             let bits = info.mask().load(Ordering::Acquire);
-            // SAFETY: `t` is alive; cancelling takes the task's own lock.
-            let cancelled = unsafe { bindings::task_work_cancel(t, info.work()) };
+            let cancelled = info.cancel_work();
             if cancelled {
                 pending += 1;
             }
@@ -131,7 +141,10 @@ impl Drop for Registration {
             // finds no cookie and no work bit in it.
             let keep = if cancelled { 0 } else { bits & UNWIND_PENDING };
             info.mask().store(keep, Ordering::Release);
-            cache::free(&info);
+            // SAFETY: The hooks are unregistered and no work of this module
+            // is registered (each pins it): no code of ours runs for the
+            // task any more.
+            unsafe { cache::free(&info) };
         });
         pr_info!("unloaded, {} pending task works cancelled\n", pending);
     }

@@ -5,6 +5,7 @@
 //! They wrap inline functions and macros that `bindgen` cannot turn into
 //! callable functions; each one is a single call on the C side.
 
+use core::marker::PhantomData;
 use kernel::bindings;
 use kernel::ffi::{c_char, c_int, c_uint, c_ulong, c_void};
 
@@ -26,9 +27,10 @@ extern "C" {
     pub(crate) fn unwind_rs_in_nmi() -> bool;
     pub(crate) fn unwind_rs_in_hardirq() -> bool;
     pub(crate) fn unwind_rs_irqs_disabled() -> bool;
-    pub(crate) fn unwind_rs_cpu() -> c_uint;
-    pub(crate) fn unwind_rs_irq_save() -> c_ulong;
-    pub(crate) fn unwind_rs_irq_restore(flags: c_ulong);
+    fn unwind_rs_cpu() -> c_uint;
+    fn unwind_rs_cookie_count() -> u64;
+    fn unwind_rs_irq_save() -> c_ulong;
+    fn unwind_rs_irq_restore(flags: c_ulong);
     /// Calls `f` for every thread of every process, under `rcu_read_lock()`.
     pub(crate) fn unwind_rs_walk_threads(
         f: unsafe extern "C" fn(t: *mut bindings::task_struct, arg: *mut c_void),
@@ -38,26 +40,60 @@ extern "C" {
         names: *const *const c_char,
         values: *mut u64,
         n: c_uint,
-    ) -> c_int;
+    );
     pub(crate) fn unwind_rs_debugfs_remove();
 }
 
 /// Interrupts disabled on this CPU for the guard's lifetime.
-pub(crate) struct IrqGuard(c_ulong);
+///
+/// Functions that need interrupts off take a `&IrqGuard` as proof.
+///
+/// # Invariants
+///
+/// Local interrupts are disabled from `new()` until `drop()`, which restores
+/// the state `self.0` saved, on the CPU that created the guard: the guard is
+/// neither `Send` nor `Sync`, so it cannot be dropped on, or lent to,
+/// another CPU.
+#[must_use = "interrupts are enabled again when the guard is dropped"]
+pub(crate) struct IrqGuard(c_ulong, PhantomData<*mut ()>);
 
 impl IrqGuard {
     pub(crate) fn new() -> Self {
         // SAFETY: Saving and disabling local interrupts is always allowed;
         // `Drop` restores the saved state.
-        Self(unsafe { unwind_rs_irq_save() })
+        let flags = unsafe { unwind_rs_irq_save() };
+        // INVARIANT: interrupts are off now, on this CPU.
+        Self(flags, PhantomData)
     }
 }
 
 impl Drop for IrqGuard {
     fn drop(&mut self) {
-        // SAFETY: `self.0` was returned by `unwind_rs_irq_save()` on this CPU.
+        // SAFETY: By the type invariant `self.0` was saved by
+        // `unwind_rs_irq_save()` on this CPU, and nothing has restored it.
         unsafe { unwind_rs_irq_restore(self.0) };
     }
+}
+
+/// The linear base of user segment `selector` of current: base 0 for a
+/// selector that names no present user code or data segment.
+pub(crate) fn segment_base(selector: u16, _irq: &IrqGuard) -> usize {
+    // SAFETY: Interrupts are off (`_irq`), which the helper requires, and it
+    // copes with any selector.
+    unsafe { bindings::segment_base_address(u32::from(selector)) as usize }
+}
+
+/// The CPU this code runs on: stable while interrupts are off.
+pub(crate) fn cpu(_irq: &IrqGuard) -> u32 {
+    // SAFETY: Only reads the per-CPU id.
+    unsafe { unwind_rs_cpu() }
+}
+
+/// This CPU's next cookie count (a per-CPU counter, never 0).
+pub(crate) fn cookie_count(_irq: &IrqGuard) -> u64 {
+    // SAFETY: Interrupts are off (`_irq`): nothing else on this CPU touches
+    // the counter meanwhile.
+    unsafe { unwind_rs_cookie_count() }
 }
 
 /// Whether the current context may take page faults.
@@ -82,25 +118,4 @@ pub(crate) fn in_hardirq() -> bool {
 pub(crate) fn irqs_disabled() -> bool {
     // SAFETY: Only reads the CPU's interrupt flag.
     unsafe { unwind_rs_irqs_disabled() }
-}
-
-/// The CPU this code runs on (stable while interrupts are off).
-pub(crate) fn cpu() -> u32 {
-    // SAFETY: Only reads the per-CPU id.
-    unsafe { unwind_rs_cpu() }
-}
-
-/// Calls `f` for every thread, under `rcu_read_lock()`, so `f` must not sleep.
-pub(crate) fn for_each_thread<F: FnMut(*mut bindings::task_struct)>(mut f: F) {
-    unsafe extern "C" fn trampoline<F: FnMut(*mut bindings::task_struct)>(
-        t: *mut bindings::task_struct,
-        arg: *mut c_void,
-    ) {
-        // SAFETY: `arg` is the `&mut F` passed below, alive for the whole walk.
-        let f = unsafe { &mut *arg.cast::<F>() };
-        f(t);
-    }
-    // SAFETY: `trampoline::<F>` matches the callback type and `arg` points to
-    // `f`, which outlives the call.
-    unsafe { unwind_rs_walk_threads(trampoline::<F>, (&raw mut f).cast()) };
 }

@@ -9,31 +9,50 @@
 #include <linux/hardirq.h>
 #include <linux/irqflags.h>
 #include <linux/module.h>
+#include <linux/percpu.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/uaccess.h>
+#include <linux/unwind_deferred.h>
 
 #include "shim.h"
 
 /*
- * The API is implemented in Rust (src/exports.rs, prototypes in
- * include/linux/unwind_*.h): export the symbols as rust/exports.c does.
+ * The Rust side copies these C layouts (src/unwind/fp.rs,
+ * src/deferred/mod.rs, src/task/cache.rs) and asserts the same numbers:
+ * a change on either side breaks the build.
  */
-#define UNWIND_RS_EXPORT(sym) extern int sym; EXPORT_SYMBOL_GPL(sym)
+static_assert(sizeof(struct unwind_work) == 32 &&
+	      offsetof(struct unwind_work, func) == 16 &&
+	      offsetof(struct unwind_work, bit) == 24);
+static_assert(sizeof(struct unwind_stacktrace) == 16 &&
+	      offsetof(struct unwind_stacktrace, entries) == 8);
+static_assert(sizeof(struct unwind_user_state) == 56 &&
+	      offsetof(struct unwind_user_state, ss_base) == 32 &&
+	      offsetof(struct unwind_user_state, current_type) == 40 &&
+	      offsetof(struct unwind_user_state, ws) == 44 &&
+	      offsetof(struct unwind_user_state, done) == 48);
+static_assert(offsetof(struct unwind_cache, nr_entries) == 8 &&
+	      offsetof(struct unwind_cache, entries) == 16);
 
-UNWIND_RS_EXPORT(unwind_user);
-UNWIND_RS_EXPORT(unwind_user_start);
-UNWIND_RS_EXPORT(unwind_user_next);
-UNWIND_RS_EXPORT(unwind_user_faultable);
-UNWIND_RS_EXPORT(unwind_deferred_init);
-UNWIND_RS_EXPORT(unwind_deferred_request);
-UNWIND_RS_EXPORT(unwind_deferred_cancel);
-UNWIND_RS_EXPORT(unwind_user_get_cookie);
+/*
+ * The API is implemented in Rust (src/glue/exports.rs); the prototypes in
+ * include/linux/unwind_*.h are the contract it must match.
+ */
+EXPORT_SYMBOL_GPL(unwind_user);
+EXPORT_SYMBOL_GPL(unwind_user_start);
+EXPORT_SYMBOL_GPL(unwind_user_next);
+EXPORT_SYMBOL_GPL(unwind_user_faultable);
+EXPORT_SYMBOL_GPL(unwind_deferred_init);
+EXPORT_SYMBOL_GPL(unwind_deferred_request);
+EXPORT_SYMBOL_GPL(unwind_deferred_cancel);
+EXPORT_SYMBOL_GPL(unwind_user_get_cookie);
 #ifdef UNWIND_RS_INJECT
-/* Test builds only: see src/inject.rs. */
-UNWIND_RS_EXPORT(unwind_rs_inject_set);
+/* Test builds only: see src/deferred/inject.rs and tests/modules/race/. */
+void unwind_rs_inject_set(void (*fn)(int step));
+EXPORT_SYMBOL_GPL(unwind_rs_inject_set);
 #endif
 
 static struct dentry *unwind_rs_debugfs;
@@ -118,6 +137,14 @@ unsigned int unwind_rs_cpu(void)
 	return raw_smp_processor_id();
 }
 
+/* Zero-initialised: 6.12 does not relocate a module's per-CPU template. */
+static DEFINE_PER_CPU(u64, unwind_rs_cookie_counts);
+
+u64 unwind_rs_cookie_count(void)
+{
+	return this_cpu_inc_return(unwind_rs_cookie_counts);
+}
+
 unsigned long unwind_rs_irq_save(void)
 {
 	unsigned long flags;
@@ -141,17 +168,15 @@ void unwind_rs_walk_threads(unwind_rs_thread_fn fn, void *arg)
 	rcu_read_unlock();
 }
 
-int unwind_rs_debugfs_create(const char *const *names, u64 *values,
-			     unsigned int n)
+/* Errors are ignored, as kernel policy wants for debugfs. */
+void unwind_rs_debugfs_create(const char *const *names, u64 *values,
+			      unsigned int n)
 {
 	unsigned int i;
 
 	unwind_rs_debugfs = debugfs_create_dir("unwind_deferred", NULL);
-	if (IS_ERR(unwind_rs_debugfs))
-		return PTR_ERR(unwind_rs_debugfs);
 	for (i = 0; i < n; i++)
 		debugfs_create_u64(names[i], 0444, unwind_rs_debugfs, &values[i]);
-	return 0;
 }
 
 void unwind_rs_debugfs_remove(void)

@@ -19,12 +19,13 @@ bool unwind_rs_in_nmi(void);
 bool unwind_rs_in_hardirq(void);
 bool unwind_rs_irqs_disabled(void);
 unsigned int unwind_rs_cpu(void);
+u64 unwind_rs_cookie_count(void);
 unsigned long unwind_rs_irq_save(void);
 void unwind_rs_irq_restore(unsigned long flags);
 typedef void (*unwind_rs_thread_fn)(struct task_struct *t, void *arg);
 void unwind_rs_walk_threads(unwind_rs_thread_fn fn, void *arg);
-int unwind_rs_debugfs_create(const char *const *names, u64 *values,
-			     unsigned int n);
+void unwind_rs_debugfs_create(const char *const *names, u64 *values,
+			      unsigned int n);
 void unwind_rs_debugfs_remove(void);
 
 #endif /* _UNWIND_RS_SHIM_H */

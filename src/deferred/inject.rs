@@ -8,7 +8,7 @@
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::ffi::c_int;
 
-use crate::protocol::Step;
+use super::protocol::Step;
 
 /// Matches `unwind_rs_inject_fn` in `tests/modules/race/unwind_inject.h`.
 type InjectFn = unsafe extern "C" fn(step: c_int);

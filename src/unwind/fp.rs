@@ -11,22 +11,28 @@
 use kernel::prelude::*;
 use kernel::uaccess::UserSlice;
 
-use crate::compat;
-use crate::shim;
+use super::compat;
+use super::regs::UserRegs;
+use crate::glue::shim;
 
 /// Matches `enum unwind_user_type` in `include/linux/unwind_user_types.h`.
 pub(crate) const TYPE_NONE: u32 = 0;
 pub(crate) const TYPE_FP: u32 = 1 << 0;
 pub(crate) const TYPE_COMPAT_FP: u32 = 1 << 1;
 
-/// Matches `struct unwind_stacktrace`.
+/// Matches `struct unwind_stacktrace` (`glue/shim.c` checks the C side).
 #[repr(C)]
 pub(crate) struct UnwindStacktrace {
     pub(crate) nr: u32,
     pub(crate) entries: *mut usize,
 }
 
-/// Matches `struct unwind_user_state`.
+const _: () = {
+    assert!(core::mem::size_of::<UnwindStacktrace>() == 16);
+    assert!(core::mem::offset_of!(UnwindStacktrace, entries) == 8);
+};
+
+/// Matches `struct unwind_user_state` (`glue/shim.c` checks the C side).
 #[repr(C)]
 pub(crate) struct UnwindUserState {
     pub(crate) ip: usize,
@@ -38,6 +44,14 @@ pub(crate) struct UnwindUserState {
     pub(crate) ws: u32,
     pub(crate) done: bool,
 }
+
+const _: () = {
+    assert!(core::mem::size_of::<UnwindUserState>() == 56);
+    assert!(core::mem::offset_of!(UnwindUserState, ss_base) == 32);
+    assert!(core::mem::offset_of!(UnwindUserState, current_type) == 40);
+    assert!(core::mem::offset_of!(UnwindUserState, ws) == 44);
+    assert!(core::mem::offset_of!(UnwindUserState, done) == 48);
+};
 
 impl UnwindUserState {
     /// A state that yields no frame.
@@ -58,29 +72,22 @@ impl UnwindUserState {
     /// is the user IP.  Fails for kernel threads and non-user entries.
     pub(crate) fn start(&mut self) -> Result {
         *self = Self::empty();
-        // SAFETY: Only reads `current`.
-        let regs = unsafe { shim::unwind_rs_user_regs() };
-        if regs.is_null() {
-            return Err(EINVAL);
-        }
-        // SAFETY: `regs` points to current's saved user registers, which stay
-        // valid while current runs in the kernel.
-        let (ip, sp, fp) = unsafe {
-            (
-                (*regs).ip as usize,
-                (*regs).sp as usize,
-                (*regs).bp as usize,
-            )
-        };
-        self.ip = ip;
-        self.sp = sp;
-        self.fp = fp;
-        // SAFETY: `regs` is valid as above.
-        if unsafe { shim::unwind_rs_regs_compat(regs) } {
-            compat::start(self, regs);
+        let regs = UserRegs::current().ok_or(EINVAL)?;
+        if regs.compat {
+            let (cs_base, ss_base) = compat::segment_bases(&regs);
+            self.current_type = TYPE_COMPAT_FP;
+            self.ws = 4;
+            self.cs_base = cs_base;
+            self.ss_base = ss_base;
+            self.ip = compat::linear(regs.ip, cs_base);
+            self.sp = compat::linear(regs.sp, ss_base);
+            self.fp = compat::linear(regs.bp, ss_base);
         } else {
             self.current_type = TYPE_FP;
             self.ws = 8;
+            self.ip = regs.ip;
+            self.sp = regs.sp;
+            self.fp = regs.bp;
         }
         self.done = false;
         Ok(())
@@ -114,11 +121,13 @@ impl UnwindUserState {
             return Err(EINVAL);
         }
         let [fp, ra] = read_frame(self.fp, self.current_type == TYPE_COMPAT_FP)?;
-        self.ip = ra;
         self.sp = cfa;
-        self.fp = fp;
         if self.current_type == TYPE_COMPAT_FP {
-            compat::next(self);
+            self.ip = compat::linear(ra, self.cs_base);
+            self.fp = compat::linear(fp, self.ss_base);
+        } else {
+            self.ip = ra;
+            self.fp = fp;
         }
         Ok(())
     }

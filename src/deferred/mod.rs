@@ -13,20 +13,26 @@ use kernel::bindings;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
-use crate::cache;
-use crate::cookie;
-use crate::hooks::ReadGuard;
-use crate::protocol::{self, Step, RESERVED_BITS, RESERVED_MASK};
-use crate::shim::{self, IrqGuard};
-use crate::stats::{self, Stat};
-use crate::task::TaskInfo;
-use crate::user::{self, UnwindStacktrace};
+use crate::glue::hooks::{InHook, ReadGuard};
+use crate::glue::shim::{self, IrqGuard};
+use crate::glue::stats::{self, Stat};
+use crate::task::{cache, Current, TaskInfo};
+use crate::unwind::{self, UnwindStacktrace};
+use protocol::{Step, RESERVED_BITS, RESERVED_MASK};
 
-pub(crate) use crate::protocol::PENDING as UNWIND_PENDING;
+mod cookie;
+#[cfg(unwind_inject)]
+mod inject;
+// Plain `pub` items: the same file is a module of the host test crate.
+#[allow(unreachable_pub)]
+pub(crate) mod protocol;
+
+pub(crate) use protocol::PENDING as UNWIND_PENDING;
 pub(crate) const NR_BITS: usize = usize::BITS as usize;
 
-/// The protocol's view of one task's state.
-struct Proto<'a>(&'a TaskInfo);
+/// The protocol's view of one task's state; with the guard of the
+/// interrupts-off section it runs in, if any.
+struct Proto<'a>(&'a TaskInfo<'a>, Option<&'a IrqGuard>);
 
 impl protocol::Task for Proto<'_> {
     fn mask(&self) -> &AtomicUsize {
@@ -36,12 +42,16 @@ impl protocol::Task for Proto<'_> {
         self.0.cookie()
     }
     fn new_cookie(&self) -> u64 {
-        cookie::next()
+        match self.1 {
+            Some(irq) => cookie::next(irq),
+            // Only requests install cookies, and they hold a guard.
+            None => cookie::next(&IrqGuard::new()),
+        }
     }
     #[inline(always)]
     fn step(&self, _s: Step) {
         #[cfg(unwind_inject)]
-        crate::inject::fire(_s);
+        inject::fire(_s);
     }
 }
 
@@ -53,17 +63,19 @@ fn prompt(irqs_were_off: bool) -> bool {
 }
 
 /// Queues current's task work; on failure clears `undo` from the mask.
-fn queue(info: &TaskInfo, prompt: bool, undo: usize) -> Result {
+fn queue(info: &TaskInfo<'_>, prompt: bool, undo: usize) -> Result {
     let mode = if prompt {
         bindings::task_work_notify_mode_TWA_NMI_CURRENT
     } else {
         bindings::task_work_notify_mode_TWA_RESUME
     };
-    // SAFETY: The caller set `PENDING`, so the head is not queued; the kernel
-    // trampoline outlives this module.
+    let head = info.work().as_ptr();
+    // SAFETY: The caller set `PENDING`, so the head is not queued and nobody
+    // else writes it; `info` is current's; the kernel trampoline outlives
+    // this module.
     let ret = unsafe {
-        (*info.work()).func = Some(bindings::unwind_hooks_task_work);
-        bindings::task_work_add(bindings::get_current(), info.work(), mode)
+        (*head).func = Some(bindings::unwind_hooks_task_work);
+        bindings::task_work_add(bindings::get_current(), head, mode)
     };
     if ret != 0 {
         // The task is exiting: nobody will run the work.  Clear only what
@@ -87,13 +99,21 @@ fn user_task() -> bool {
 pub(crate) type UnwindCallback =
     Option<unsafe extern "C" fn(work: *mut UnwindWork, trace: *mut UnwindStacktrace, cookie: u64)>;
 
-/// Matches `struct unwind_work` in `include/linux/unwind_deferred.h`.
+/// Matches `struct unwind_work` in `include/linux/unwind_deferred.h`
+/// (`glue/shim.c` checks the C side).  The caller owns it; `bit` is read
+/// and written atomically only (`work_bit()`), as requests read it in NMI.
 #[repr(C)]
 pub(crate) struct UnwindWork {
     pub(crate) list: bindings::list_head,
     pub(crate) func: UnwindCallback,
     pub(crate) bit: c_int,
 }
+
+const _: () = {
+    assert!(core::mem::size_of::<UnwindWork>() == 32);
+    assert!(core::mem::offset_of!(UnwindWork, func) == 16);
+    assert!(core::mem::offset_of!(UnwindWork, bit) == 24);
+};
 
 /// The registered works, indexed by bit.  Readers hold the hooks' SRCU (task
 /// work, exit) or run with interrupts off (requests); cancel waits for both.
@@ -167,7 +187,7 @@ pub(crate) unsafe fn init(work: *mut UnwindWork, func: UnwindCallback) -> Result
         (*list).next = list;
         (*list).prev = list;
         (*work).func = func;
-        (*work).bit = bit as c_int;
+        work_bit(work).store(bit as c_int, Ordering::Relaxed);
     }
     // A registered work pins the module: its callback and bit live here.
     // SAFETY: `THIS_MODULE` is this live module.
@@ -208,15 +228,10 @@ pub(crate) unsafe fn cancel(work: *mut UnwindWork) {
         bindings::unwind_hooks_synchronize();
     }
     let b = 1usize << bit;
-    shim::for_each_thread(|t| {
-        // SAFETY: `for_each_thread()` hands out live tasks.
-        let info = unsafe { TaskInfo::of(t) };
+    TaskInfo::for_each_thread(|info| {
         info.mask().fetch_and(!b, Ordering::AcqRel);
-        let c = info.cache().load(Ordering::Acquire);
-        if !c.is_null() {
-            // SAFETY: A cache is freed only with its task or at unload; the
-            // task is alive (RCU) and the module is pinned by `work`.
-            unsafe { (*c).unwind_completed.fetch_and(!b, Ordering::AcqRel) };
+        if let Some(c) = cache::get(&info) {
+            c.completed().fetch_and(!b, Ordering::AcqRel);
         }
     });
     // A task work that read its mask before the loop above may still hold
@@ -245,18 +260,17 @@ pub(crate) unsafe fn request(work: *mut UnwindWork, cookie: &mut u64) -> Result<
     if !user_task() || unsafe { (*bindings::get_current()).flags } & bindings::PF_EXITING != 0 {
         return Err(EINVAL);
     }
-    // SAFETY: Only reads current's saved registers.
-    if unsafe { shim::unwind_rs_user_regs() }.is_null() {
+    if !unwind::has_user_regs() {
         return Err(EINVAL);
     }
     let irqs_were_off = shim::irqs_disabled();
     // Interrupts off: the CPU is stable for the cookie, and cancel's
     // `synchronize_rcu()` waits for us.
-    let _irq = IrqGuard::new();
+    let irq = IrqGuard::new();
     // SAFETY: `work` is valid per the contract.
     let bit = unsafe { registered_bit(work) }.ok_or(EINVAL)?;
-    let info = TaskInfo::current();
-    let r = protocol::request(&Proto(&info), bit as u32);
+    let info = Current::get();
+    let r = protocol::request(&Proto(&info, Some(&irq)), bit as u32);
     if r.queue {
         queue(&info, prompt(irqs_were_off), r.undo)?;
     }
@@ -265,42 +279,28 @@ pub(crate) unsafe fn request(work: *mut UnwindWork, cookie: &mut u64) -> Result<
 }
 
 /// The trace of this entry: the cache, or a walk that fills it.
-fn cached_walk(info: &TaskInfo, trace: &mut UnwindStacktrace) -> Result {
-    // SAFETY: current's own cache, valid while it runs in the kernel; only
-    // current touches anything but the atomic `unwind_completed`.
-    let cache = unsafe { &mut *cache::get_or_alloc(info)? };
-    trace.entries = cache.entries.as_mut_ptr();
-    if cache.nr_entries != 0 {
-        stats::inc(Stat::CacheHits);
-        trace.nr = cache.nr_entries;
-        return Ok(());
-    }
-    let nr = user::unwind(&mut cache.entries) as u32;
-    stats::inc(Stat::Walks);
-    cache.nr_entries = nr;
+fn cached_walk(cur: &Current, trace: &mut UnwindStacktrace) -> Result {
+    let (nr, entries) = cache::get_or_alloc(cur)?.trace(cur, unwind::unwind)?;
     trace.nr = nr;
+    trace.entries = entries;
     Ok(())
 }
 
 /// `unwind_user_faultable()`: the trace of this entry, from the cache or
 /// from a walk that fills it.
 pub(crate) fn faultable(trace: &mut UnwindStacktrace) -> Result {
-    if !shim::can_fault() || !user_task() {
+    if !shim::can_fault() || !user_task() || !unwind::has_user_regs() {
         return Err(EINVAL);
     }
-    // SAFETY: Only reads current's saved registers.
-    if unsafe { shim::unwind_rs_user_regs() }.is_null() {
-        return Err(EINVAL);
-    }
-    let info = TaskInfo::current();
+    let cur = Current::get();
     {
         // The cache belongs to this entry: the return to user space must
         // reset it, which a valid cookie makes sure of.  Interrupts are on
         // here, so no re-entry is needed.
-        let _irq = IrqGuard::new();
-        protocol::get_cookie(&Proto(&info), false);
+        let irq = IrqGuard::new();
+        protocol::get_cookie(&Proto(&cur, Some(&irq)), false);
     }
-    cached_walk(&info, trace)
+    cached_walk(&cur, trace)
 }
 
 /// `unwind_user_get_cookie()`: 0 for kernel threads and user workers.
@@ -309,10 +309,10 @@ pub(crate) fn get_cookie() -> u64 {
         return 0;
     }
     let irqs_were_off = shim::irqs_disabled();
-    let _irq = IrqGuard::new();
-    let info = TaskInfo::current();
+    let irq = IrqGuard::new();
+    let info = Current::get();
     let prompt = prompt(irqs_were_off);
-    let (cookie, must_queue) = protocol::get_cookie(&Proto(&info), prompt);
+    let (cookie, must_queue) = protocol::get_cookie(&Proto(&info, Some(&irq)), prompt);
     if must_queue && queue(&info, true, UNWIND_PENDING).is_err() {
         return 0;
     }
@@ -321,12 +321,11 @@ pub(crate) fn get_cookie() -> u64 {
 
 /// Runs the pending requests of current: one walk, one callback per work.
 ///
-/// Only called from the task_work, exit and exec hooks (current, task
-/// context, module pinned).  The walk runs outside any read-side section;
-/// the callbacks inside the hooks' SRCU read side, which `cancel()` waits
-/// for.
-pub(crate) fn process(info: &TaskInfo) {
-    let p = Proto(info);
+/// Called from the task_work, exit and exec hooks (`InHook`: task context,
+/// module pinned).  The walk runs outside any read-side section; the
+/// callbacks inside the hooks' SRCU read side, which `cancel()` waits for.
+pub(crate) fn process(cur: &Current, _hook: &InHook) {
+    let p = Proto(cur, None);
     let Some(batch) = protocol::process_begin(&p) else {
         return;
     };
@@ -336,17 +335,11 @@ pub(crate) fn process(info: &TaskInfo) {
     };
     if batch.bits != 0 {
         // On failure (no memory) the callbacks still run, with an empty trace.
-        let _ = cached_walk(info, &mut trace);
+        let _ = cached_walk(cur, &mut trace);
     }
-    let c = info.cache().load(Ordering::Acquire);
     // Without a cache (no memory) nothing records completed works.
     let none = AtomicUsize::new(0);
-    let completed = if c.is_null() {
-        &none
-    } else {
-        // SAFETY: current's own cache, see `cache::get_or_alloc()`.
-        unsafe { &(*c).unwind_completed }
-    };
+    let completed = cache::get(cur).map_or(&none, |c| c.completed());
     let _srcu = ReadGuard::new();
     protocol::process_deliver(&p, batch, completed, |bit, cookie| {
         // Cancel waits for the read side we hold: a work seen here stays
@@ -368,17 +361,17 @@ pub(crate) fn process(info: &TaskInfo) {
 
 /// Drops the per-entry state on the way back to user space (interrupts
 /// off, after the exit-to-user work loop).
-pub(crate) fn exit_to_user(info: &TaskInfo) {
-    if protocol::exit_reset(&Proto(info)) {
-        cache::reset(info);
+pub(crate) fn exit_to_user(cur: &Current) {
+    if protocol::exit_reset(&Proto(cur, None)) {
+        cache::reset(cur);
     }
 }
 
 /// Starts a new entry at `execve()`, once the old program's requests were
 /// delivered: the new program must not inherit its cookie or cache.
 /// Returns false if a request came in meanwhile (`PENDING`).
-pub(crate) fn exec_reset(info: &TaskInfo) -> bool {
+pub(crate) fn exec_reset(cur: &Current) -> bool {
     let _irq = IrqGuard::new();
-    exit_to_user(info);
-    info.mask().load(Ordering::Acquire) & UNWIND_PENDING == 0
+    exit_to_user(cur);
+    cur.mask().load(Ordering::Acquire) & UNWIND_PENDING == 0
 }

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Event counters, shown read-only in `/sys/kernel/debug/unwind_deferred/`.
+//!
+//! They let the tests see that each kernel hook fired and how many walks a
+//! set of requests cost.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::c_str;
+use kernel::ffi::c_char;
+use kernel::prelude::*;
+
+use super::shim;
+
+/// Declares `Stat` and the debugfs name of each of its events, in step.
+macro_rules! stats {
+    ($($stat:ident => $name:literal,)*) => {
+        /// One counter per event.
+        #[derive(Clone, Copy)]
+        #[repr(usize)]
+        pub(crate) enum Stat {
+            $($stat,)*
+        }
+
+        const NAMES: &[&CStr] = &[$(c_str!($name),)*];
+    };
+}
+
+stats! {
+    Fork => "fork",
+    Exit => "exit",
+    Free => "free",
+    ExitToUser => "exit_to_user",
+    TaskWork => "task_work",
+    Walks => "walks",
+    CacheHits => "cache_hits",
+    CacheAllocs => "cache_allocs",
+    CacheFrees => "cache_frees",
+    Requests => "requests",
+    Queued => "queued",
+    Callbacks => "callbacks",
+    Exec => "exec",
+}
+
+const N: usize = NAMES.len();
+
+#[allow(clippy::declare_interior_mutable_const)]
+const ZERO: AtomicU64 = AtomicU64::new(0);
+static COUNTERS: [AtomicU64; N] = [ZERO; N];
+
+/// Counts one `stat` event.
+pub(crate) fn inc(stat: Stat) {
+    COUNTERS[stat as usize].fetch_add(1, Ordering::Relaxed);
+}
+
+/// The debugfs directory with one file per counter.  Debugfs failures are
+/// ignored, as kernel policy wants: the counters never decide whether
+/// unwinding works.
+pub(crate) struct Debugfs;
+
+impl Debugfs {
+    pub(crate) fn new() -> Self {
+        let mut names = [core::ptr::null::<c_char>(); N];
+        for (n, name) in names.iter_mut().zip(NAMES.iter()) {
+            *n = name.as_char_ptr();
+        }
+        // SAFETY: `names` holds `N` NUL-terminated static strings, which
+        // debugfs copies; `COUNTERS` is static and has the layout of `u64`s,
+        // which debugfs only reads.
+        unsafe {
+            shim::unwind_rs_debugfs_create(
+                names.as_ptr(),
+                COUNTERS.as_ptr().cast_mut().cast(),
+                N as u32,
+            )
+        };
+        Self
+    }
+}
+
+impl Drop for Debugfs {
+    fn drop(&mut self) {
+        // SAFETY: The directory was created in `new()`; removal waits for
+        // readers of its files.
+        unsafe { shim::unwind_rs_debugfs_remove() };
+    }
+}

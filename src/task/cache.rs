@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The per-task unwind cache: the first walk of a kernel entry is kept and
+//! every later request in the same entry reuses it.
+//!
+//! One page per task, allocated in task context on first use, reset on the
+//! way back to user space and freed with the task.  Other CPUs only clear
+//! bits of `unwind_completed` (cancel); everything else is the owning
+//! task's, reached through a [`Current`].
+
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use kernel::prelude::*;
+
+use super::{Current, TaskInfo};
+use crate::glue::stats::{self, Stat};
+
+/// Entries that fit in one page after the header (510, as upstream).
+pub(crate) const MAX_ENTRIES: usize = (4096 - 16) / core::mem::size_of::<usize>();
+
+/// Matches `struct unwind_cache` in `include/linux/unwind_deferred_types.h`
+/// (`glue/shim.c` checks the C side); `walking` sits in its padding.
+#[repr(C)]
+pub(crate) struct UnwindCache {
+    /// Works whose callback ran in this entry; cleared by cancel from other
+    /// CPUs.
+    unwind_completed: AtomicUsize,
+    /// Valid entries, 0 when nothing is cached: owning task only.
+    nr_entries: UnsafeCell<u32>,
+    /// A walk is filling `entries`: a nested request (from a fault taken
+    /// by the walk) must not touch them.  Owning task only.
+    walking: AtomicBool,
+    entries: UnsafeCell<[usize; MAX_ENTRIES]>,
+}
+
+const _: () = {
+    assert!(core::mem::size_of::<UnwindCache>() == 4096);
+    assert!(core::mem::offset_of!(UnwindCache, nr_entries) == 8);
+    assert!(core::mem::offset_of!(UnwindCache, entries) == 16);
+};
+
+// SAFETY: Other CPUs only reach `unwind_completed`, an atomic; the cells are
+// touched only through a `&Current` of the owning task (see the methods).
+unsafe impl Sync for UnwindCache {}
+
+impl UnwindCache {
+    /// Works whose callback already ran in this entry.
+    pub(crate) fn completed(&self) -> &AtomicUsize {
+        &self.unwind_completed
+    }
+
+    /// This entry's trace as `(nr, entries)`, walked by `walk` into the
+    /// cache if none is cached yet.  `walk` gets the room and returns the
+    /// entries written.  The pointer stays valid until the cache is freed;
+    /// its first `nr` entries until the task returns to user space.
+    pub(crate) fn trace(
+        &self,
+        _cur: &Current,
+        walk: impl FnOnce(&mut [usize]) -> usize,
+    ) -> Result<(u32, *mut usize)> {
+        let entries = self.entries.get().cast::<usize>();
+        // SAFETY: Only the owning task, which `_cur` proves we run on,
+        // reads or writes `nr_entries`.
+        let nr = unsafe { *self.nr_entries.get() };
+        if nr != 0 {
+            stats::inc(Stat::CacheHits);
+            return Ok((nr, entries));
+        }
+        // Only this task sets the flag, but an interrupt or a fault taken by
+        // the walk below may come back here.
+        if self.walking.swap(true, Ordering::Relaxed) {
+            return Err(EBUSY);
+        }
+        // SAFETY: Only the owning task touches `entries`, and `walking`
+        // keeps a nested call away: this is the only reference.
+        let n = walk(unsafe { &mut *self.entries.get() }) as u32;
+        // SAFETY: As above, owner only.
+        unsafe { *self.nr_entries.get() = n };
+        self.walking.store(false, Ordering::Relaxed);
+        stats::inc(Stat::Walks);
+        Ok((n, entries))
+    }
+}
+
+fn slot_ptr(info: &TaskInfo<'_>) -> *mut UnwindCache {
+    info.cache_slot().load(Ordering::Acquire).cast()
+}
+
+/// The cache of the current task, allocated if needed (task context).
+/// It stays valid while the task runs in the kernel: it is freed only with
+/// the task, or at unload when no code of this module runs for it.
+pub(crate) fn get_or_alloc(cur: &Current) -> Result<&UnwindCache> {
+    let mut cache = slot_ptr(cur);
+    if cache.is_null() {
+        // All-zero bytes are a valid, empty cache.
+        let boxed = KBox::<UnwindCache>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
+        // SAFETY: The allocation is zeroed and zero is valid for every field.
+        let boxed = unsafe { boxed.assume_init() };
+        cache = KBox::into_raw(boxed);
+        // Only current installs its cache, so the slot is still NULL.
+        cur.cache_slot().store(cache.cast(), Ordering::Release);
+        stats::inc(Stat::CacheAllocs);
+    }
+    // SAFETY: Non-NULL, and freed only when no code runs for this task.
+    Ok(unsafe { &*cache })
+}
+
+/// The cache of `info`'s task, if it has one.
+pub(crate) fn get<'a>(info: &TaskInfo<'a>) -> Option<&'a UnwindCache> {
+    // SAFETY: A cache is freed only with its task (which outlives `'a` by
+    // `TaskInfo`'s invariant) or at unload, when no other code of this
+    // module runs.
+    unsafe { slot_ptr(info).as_ref() }
+}
+
+/// Forgets the cached trace at the end of a kernel entry.
+pub(crate) fn reset(cur: &Current) {
+    if let Some(cache) = get(cur) {
+        // SAFETY: Owner only, which `cur` proves.
+        unsafe { *cache.nr_entries.get() = 0 };
+        cache.unwind_completed.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Frees the cache of a task.
+///
+/// # Safety
+///
+/// No code may use the task's cache any more, nor start to: the task is
+/// being freed, or the module is unloading with its hooks unregistered.
+pub(crate) unsafe fn free(info: &TaskInfo<'_>) {
+    let cache = info
+        .cache_slot()
+        .swap(core::ptr::null_mut(), Ordering::AcqRel)
+        .cast::<UnwindCache>();
+    if !cache.is_null() {
+        // SAFETY: `cache` came from `KBox::into_raw()` in `get_or_alloc()`,
+        // the swap made us its only owner and per the contract nobody uses
+        // it any more.
+        drop(unsafe { KBox::from_raw(cache) });
+        stats::inc(Stat::CacheFrees);
+    }
+}

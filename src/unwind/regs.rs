@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Current's user registers, as saved at its kernel entry.
+
+use kernel::bindings;
+
+use crate::glue::shim;
+
+/// The saved user registers a walk starts from: the only place that reads
+/// `struct pt_regs`.
+pub(crate) struct UserRegs {
+    pub(crate) ip: usize,
+    pub(crate) sp: usize,
+    pub(crate) bp: usize,
+    pub(crate) cs: u16,
+    pub(crate) ss: u16,
+    /// A 32-bit (IA32 emulation) user context.
+    pub(crate) compat: bool,
+}
+
+impl UserRegs {
+    /// Current's user registers; `None` for kernel threads, user workers
+    /// (io_uring, vhost) and entries that did not come from user mode.
+    pub(crate) fn current() -> Option<Self> {
+        let regs = user_regs()?;
+        // SAFETY: `user_regs()` returns current's saved user registers,
+        // which stay valid while current runs in the kernel and which only
+        // current (or a tracer while current is stopped) changes; `cs` and
+        // `ss` are read through their plain selector views (FRED unions).
+        unsafe {
+            let r = regs.as_ptr();
+            Some(Self {
+                ip: (*r).ip as usize,
+                sp: (*r).sp as usize,
+                bp: (*r).bp as usize,
+                cs: (*r).__bindgen_anon_1.cs,
+                ss: (*r).__bindgen_anon_2.ss,
+                compat: shim::unwind_rs_regs_compat(r),
+            })
+        }
+    }
+}
+
+fn user_regs() -> Option<core::ptr::NonNull<bindings::pt_regs>> {
+    // SAFETY: Only reads current's flags and the address of its saved
+    // registers.
+    core::ptr::NonNull::new(unsafe { shim::unwind_rs_user_regs() })
+}
+
+/// Whether current has user registers to walk from (see `current()`).
+pub(crate) fn has_user_regs() -> bool {
+    user_regs().is_some()
+}
