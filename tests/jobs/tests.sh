@@ -287,21 +287,15 @@ race_unload() {
 # NMIs and IRQs fired at every step of request, process and the exit
 # reset, alone and in pairs: no cookie-0 callback, exactly one callback
 # per (work, cookie) with the trace of the entry the cookie belongs to.
-t_race_protocol64() {
+race_protocol() {
 	race_load || return 1
 	r=0
-	/bin/race64 || r=1
+	/bin/race$1 || r=1
 	race_unload || r=1
 	return $r
 }
-
-t_race_protocol32() {
-	race_load || return 1
-	r=0
-	/bin/race32 || r=1
-	race_unload || r=1
-	return $r
-}
+t_race_protocol64() { race_protocol 64; }
+t_race_protocol32() { race_protocol 32; }
 
 # A request pending at execve() gets the old program's stack.
 t_race_exec64() { $D64 exec; }

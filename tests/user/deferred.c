@@ -406,20 +406,45 @@ static __attribute__((noinline)) void exit_mid(void)
 	exit_leaf();
 }
 
+/*
+ * Runs @mid in a child named @comm (which unwind_test's sys_enter probe
+ * acts on) with exit_ra shared, and returns the child's pid and status.
+ */
+static pid_t run_named(const char *comm, void (*mid)(void), int *st)
+{
+	pid_t pid;
+
+	exit_ra = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	reset();
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_NAME, comm);
+		mid();
+		_exit(98);
+	}
+	waitpid(pid, st, 0);
+	return pid;
+}
+
+/* Frames 1 and 2 of the last callback are the child's recorded ones. */
+static void check_child_frames(struct ut_result *r, const char *what)
+{
+	ut_check(r->nr >= 3, "nr %u", r->nr);
+	if (r->nr >= 3) {
+		ut_check(r->entries[1] == exit_ra[0], "frame 1 %#llx != %#lx: %s",
+			 (unsigned long long)r->entries[1], exit_ra[0], what);
+		ut_check(r->entries[2] == exit_ra[1], "frame 2 %#llx != %#lx",
+			 (unsigned long long)r->entries[2], exit_ra[1]);
+	}
+}
+
 static int t_exit(void)
 {
 	struct ut_result r;
 	pid_t pid;
 	int st;
 
-	exit_ra = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	reset();
-	pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_NAME, "ut_exit");
-		exit_mid();
-	}
-	waitpid(pid, &st, 0);
+	pid = run_named("ut_exit", exit_mid, &st);
 	r = result(0);
 	ut_diag("child %d: callbacks %llu pid %d exiting %u nr %u", pid,
 		(unsigned long long)r.callbacks, r.pid, r.exiting, r.nr);
@@ -427,13 +452,7 @@ static int t_exit(void)
 	ut_check(r.pid == pid, "callback for pid %d", r.pid);
 	ut_check(r.exiting, "callback did not run in the exit path");
 	ut_check(r.exit_request == -EINVAL, "request from an exiting task: %d", r.exit_request);
-	ut_check(r.nr >= 3, "nr %u", r.nr);
-	if (r.nr >= 3) {
-		ut_check(r.entries[1] == exit_ra[0], "frame 1 %#llx != %#lx",
-			 (unsigned long long)r.entries[1], exit_ra[0]);
-		ut_check(r.entries[2] == exit_ra[1], "frame 2 %#llx != %#lx",
-			 (unsigned long long)r.entries[2], exit_ra[1]);
-	}
+	check_child_frames(&r, "not the exiting program's");
 	return ut_result();
 }
 
@@ -472,14 +491,7 @@ static int t_exec(void)
 	pid_t pid;
 	int st;
 
-	exit_ra = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	reset();
-	pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_NAME, "ut_exec");
-		exec_mid();
-	}
-	waitpid(pid, &st, 0);
+	pid = run_named("ut_exec", exec_mid, &st);
 	ut_check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exec'd program status %#x", st);
 	r = result(0);
 	ut_diag("child %d: callbacks %llu pid %d nr %u frame 1 %#llx want %#lx", pid,
@@ -488,13 +500,7 @@ static int t_exec(void)
 	ut_check(r.callbacks == 1, "%llu callbacks for the request pending at exec",
 		 (unsigned long long)r.callbacks);
 	ut_check(r.pid == pid, "callback for pid %d", r.pid);
-	ut_check(r.nr >= 3, "nr %u", r.nr);
-	if (r.nr >= 3) {
-		ut_check(r.entries[1] == exit_ra[0], "frame 1 %#llx != %#lx: not the old program",
-			 (unsigned long long)r.entries[1], exit_ra[0]);
-		ut_check(r.entries[2] == exit_ra[1], "frame 2 %#llx != %#lx",
-			 (unsigned long long)r.entries[2], exit_ra[1]);
-	}
+	check_child_frames(&r, "not the old program");
 	return ut_result();
 }
 

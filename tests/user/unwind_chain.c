@@ -557,35 +557,51 @@ static int set_ldt(int entry, unsigned long base, unsigned int limit, int code)
 	return set_ldt_desc(entry, base, limit, code, 1);
 }
 
-static int test_ldt(void)
-{
-	/* int $0x80; ljmp $__USER32_CS, $ut_ldt_back */
-	unsigned char blob[] = { 0xcd, 0x80, 0xea, 0, 0, 0, 0, 0x23, 0 };
-	struct ut_unwind req = { .max = 16, .mode = UT_MODE_UNWIND_USER,
-				 .entries = (uintptr_t)frames };
-	unsigned char *r;
-	word cs_base, ss_base, *ss;
-	long ret;
+/* int $0x80; ljmp $__USER32_CS, $ut_ldt_back */
+static unsigned char ldt_blob[] = { 0xcd, 0x80, 0xea, 0, 0, 0, 0, 0x23, 0 };
 
-	r = mmap(NULL, 0x10000, PROT_READ | PROT_WRITE | PROT_EXEC,
+/*
+ * Maps @len bytes; LDT entry 0 is code at their start, entry 1 the stack at
+ * LDT_SS_OFF, holding two frames.  NULL (with a diagnostic) on failure.
+ */
+static unsigned char *ldt_setup(size_t len)
+{
+	unsigned char *r;
+	word cs_base, *ss;
+
+	r = mmap(NULL, len, PROT_READ | PROT_WRITE | PROT_EXEC,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (r == MAP_FAILED)
-		return UT_FAIL;
+		return NULL;
 	cs_base = (word)r;
-	ss_base = cs_base + LDT_SS_OFF;
-	if (set_ldt(0, cs_base, 0xffff, 1) || set_ldt(1, ss_base, 0x7fff, 0)) {
+	if (set_ldt(0, cs_base, 0xffff, 1) || set_ldt(1, cs_base + LDT_SS_OFF, 0x7fff, 0)) {
 		ut_diag("modify_ldt: %s", strerror(errno));
-		return errno == ENOSYS ? UT_SKIP : UT_FAIL;
+		return NULL;
 	}
-	memset(r, 0, 0x10000);
-	memcpy(blob + 3, &(word){ (word)ut_ldt_back }, 4);
-	memcpy(r + LDT_CODE, blob, sizeof(blob));
+	memset(r, 0, len);
+	memcpy(ldt_blob + 3, &(word){ (word)ut_ldt_back }, 4);
+	memcpy(r + LDT_CODE, ldt_blob, sizeof(ldt_blob));
 	/* Frames in SS offsets, return addresses in CS offsets. */
 	ss = (word *)(r + LDT_SS_OFF);
 	ss[LDT_FP / 4] = LDT_FP + 0x100;
 	ss[LDT_FP / 4 + 1] = 0x1234;
 	ss[(LDT_FP + 0x100) / 4] = 0;
 	ss[(LDT_FP + 0x100) / 4 + 1] = 0x2345;
+	return r;
+}
+
+static int test_ldt(void)
+{
+	struct ut_unwind req = { .max = 16, .mode = UT_MODE_UNWIND_USER,
+				 .entries = (uintptr_t)frames };
+	unsigned char *r = ldt_setup(0x10000);
+	word cs_base, ss_base;
+	long ret;
+
+	if (!r)
+		return UT_FAIL;
+	cs_base = (word)r;
+	ss_base = cs_base + LDT_SS_OFF;
 	ret = ldt_call(&req, ctl_fd, UT_IOC_UNWIND);
 	ut_diag("CS base %#lx SS base %#lx: ioctl %ld, %u frames: %#llx %#llx %#llx",
 		cs_base, ss_base, ret, req.nr, (unsigned long long)frames[0],
@@ -645,34 +661,16 @@ static void *ldt_sibling(void *arg)
 
 static int test_ldt_race(int seconds)
 {
-	/* int $0x80; ljmp $__USER32_CS, $ut_ldt_back */
-	unsigned char blob[] = { 0xcd, 0x80, 0xea, 0, 0, 0, 0, 0x23, 0 };
 	struct ut_deferred reset = { .op = UT_OP_RESET };
 	unsigned long calls = 0, bad = 0, failed = 0, seen[2] = { 0, 0 };
-	unsigned char *r;
+	unsigned char *r = ldt_setup(0x20000);
 	pthread_t sib;
-	word *ss;
 	time_t end;
 
-	r = mmap(NULL, 0x20000, PROT_READ | PROT_WRITE | PROT_EXEC,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (r == MAP_FAILED)
+	if (!r)
 		return UT_FAIL;
 	ldt_cs_base = (word)r;
-	if (set_ldt(0, ldt_cs_base, 0xffff, 1) ||
-	    set_ldt(1, ldt_cs_base + LDT_SS_OFF, 0x7fff, 0)) {
-		ut_diag("modify_ldt: %s", strerror(errno));
-		return UT_FAIL;
-	}
-	memset(r, 0, 0x20000);
-	memcpy(blob + 3, &(word){ (word)ut_ldt_back }, 4);
-	memcpy(r + LDT_CODE, blob, sizeof(blob));
-	memcpy(r + LDT_ALT + LDT_CODE, blob, sizeof(blob));
-	ss = (word *)(r + LDT_SS_OFF);
-	ss[LDT_FP / 4] = LDT_FP + 0x100;
-	ss[LDT_FP / 4 + 1] = 0x1234;
-	ss[(LDT_FP + 0x100) / 4] = 0;
-	ss[(LDT_FP + 0x100) / 4 + 1] = 0x2345;
+	memcpy(r + LDT_ALT + LDT_CODE, ldt_blob, sizeof(ldt_blob));
 
 	deferred_op(&reset);
 	if (pthread_create(&sib, NULL, ldt_sibling, NULL))
