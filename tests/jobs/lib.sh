@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers for the guest-side test scripts (busybox sh).
 
-MODDIR=/modules
+# The guest's layout; the kselftest package (tests/selftests/) points these
+# at its own directory.
+MODDIR=${UNWIND_RS_MODDIR:-/modules}
+BIN=${UNWIND_RS_BIN:-/bin}
 STATS=/sys/kernel/debug/unwind_deferred
 
 load_core() {
@@ -43,7 +46,9 @@ t_add() {
 	T_NAMES="$T_NAMES $1"
 }
 
+# Runs $T_NAMES as one KTAP document; fails if any test failed.
 t_run_all() {
+	failed=0
 	n=0
 	for t in $T_NAMES; do n=$((n + 1)); done
 	echo "KTAP version 1"
@@ -61,7 +66,8 @@ t_run_all() {
 		case $rc in
 		0) echo "ok $i $name" ;;
 		4) echo "ok $i $name # SKIP" ;;
-		*) echo "not ok $i $name # exit $rc" ;;
+		*) echo "not ok $i $name # exit $rc"; failed=$((failed + 1)) ;;
 		esac
 	done
+	[ $failed -eq 0 ]
 }

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # The kselftest-style suite, run inside the guest.  Each t_* function is
 # one KTAP test: exit 0 passes, 4 skips, anything else fails.
-. /jobs/lib.sh
+. "${UNWIND_RS_JOBS:-/jobs}/lib.sh"
 
-U64=/bin/unwind_chain64
-U32=/bin/unwind_chain32
+U64=$BIN/unwind_chain64
+U32=$BIN/unwind_chain32
 
 # --- foundation -----------------------------------------------------
 
@@ -153,8 +153,8 @@ t_unwind_walks_counted() {
 
 # --- deferred -------------------------------------------------------
 
-D64=/bin/deferred64
-D32=/bin/deferred32
+D64=$BIN/deferred64
+D32=$BIN/deferred32
 
 for t in task nmi irq cookie_same cookie_new cookie_cpus cache mask errors \
 	 cancel_pending cancel_running exit; do
@@ -192,7 +192,7 @@ t_deferred_unload_1000() {
 	r=0
 	# Expedited grace periods: the cycles wait on many (cancel, unregister).
 	echo 1 >/sys/kernel/rcu_expedited
-	/bin/modcycle64 $n $MODDIR/unwind_deferred.ko $MODDIR/unwind_test.ko $fifo 6 || r=1
+	$BIN/modcycle64 $n $MODDIR/unwind_deferred.ko $MODDIR/unwind_test.ko $fifo 6 || r=1
 	echo 0 >/sys/kernel/rcu_expedited
 	killall ut_victim 2>/dev/null
 	pending=$(( $(pending_cancelled) - before ))
@@ -205,8 +205,8 @@ t_deferred_unload_1000() {
 
 # --- consumers ------------------------------------------------------
 
-C64=/bin/consumer64
-C32=/bin/consumer32
+C64=$BIN/consumer64
+C32=$BIN/consumer32
 TR=/sys/kernel/tracing
 
 core_refs() {
@@ -290,7 +290,7 @@ race_unload() {
 race_protocol() {
 	race_load || return 1
 	r=0
-	/bin/race$1 || r=1
+	$BIN/race$1 || r=1
 	race_unload || r=1
 	return $r
 }
@@ -307,7 +307,7 @@ t_race_signal32() { $D32 signal; }
 # A walk blocked in a userfaultfd fault does not block cancel or rmmod.
 t_sec_userfaultfd() {
 	r=0
-	/bin/uffd64 || r=1
+	$BIN/uffd64 || r=1
 	grep -q '^unwind_deferred ' /proc/modules || load_core || r=1
 	grep -q '^unwind_test ' /proc/modules || insmod $MODDIR/unwind_test.ko || r=1
 	return $r
@@ -324,7 +324,7 @@ t_sec_segment_bad_descriptor() { $U32 segment_bad; }
 reload_case() {
 	insmod $MODDIR/unwind_stall.ko || return 1
 	r=0
-	/bin/reload$1 "rmmod unwind_test && rmmod unwind_deferred &&
+	$BIN/reload$1 "rmmod unwind_test && rmmod unwind_deferred &&
 		insmod $MODDIR/unwind_deferred.ko && insmod $MODDIR/unwind_test.ko" || r=1
 	# The stalled task's work was off its queue: unload found none queued.
 	last=$(dmesg | grep 'unwind_deferred: unloaded' | tail -1)
@@ -341,8 +341,8 @@ t_sec_reload_dequeued64() { reload_case 64; }
 t_sec_reload_dequeued32() { reload_case 32; }
 
 # io_uring's user workers are refused; the submitting task is not.
-t_sec_user_worker64() { /bin/uworker64; }
-t_sec_user_worker32() { /bin/uworker32; }
+t_sec_user_worker64() { $BIN/uworker64; }
+t_sec_user_worker32() { $BIN/uworker32; }
 
 T_RACE="t_sec_user_worker64 t_sec_user_worker32 t_sec_userfaultfd t_sec_ldt_race t_sec_segment_bad_descriptor t_sec_reload_dequeued64 t_sec_reload_dequeued32 t_race_protocol64 t_race_protocol32 t_race_exec64 t_race_exec32 t_race_signal64 t_race_signal32"
 
@@ -359,10 +359,11 @@ t_module_unload_all() {
 
 T_FIRST="t_module_load t_module_reload_20x t_hooks_static_key t_module_load_without_debugfs \
 	t_hooks_fork_exit_free t_hooks_exit_to_user t_ia32_emulation"
-T_NAMES="$T_FIRST $T_NAMES t_unwind_compat_segment_bases t_unwind_fuzz64 t_unwind_fuzz32 \
-	t_unwind_walks_counted $T_DEFERRED $T_DEFERRED_COMPAT \
-	t_deferred_unload_refused t_deferred_stress $T_RACE $T_CONSUMERS \
-	t_deferred_unload_1000 t_module_unload_all"
+T_UNWIND="$T_NAMES t_unwind_compat_segment_bases t_unwind_fuzz64 t_unwind_fuzz32 \
+	t_unwind_walks_counted"
+T_DEFERRED_ALL="$T_DEFERRED $T_DEFERRED_COMPAT t_deferred_unload_refused t_deferred_stress"
+T_LAST="$T_CONSUMERS t_deferred_unload_1000 t_module_unload_all"
+T_NAMES="$T_FIRST $T_UNWIND $T_DEFERRED_ALL $T_RACE $T_LAST"
 
 # ut.only=REGEX on the kernel command line: just those tests (developing).
 t_load_test() {
@@ -372,4 +373,26 @@ if [ -n "${ONLY:-}" ]; then
 	T_NAMES="t_module_load t_load_test $(for t in $T_NAMES; do echo $t; done |
 		grep -E "$ONLY" | grep -v -x -e t_module_load -e t_hooks_exit_to_user)"
 fi
+
+# UNWIND_RS_GROUP=NAME: one group, for the kselftest programs
+# (tests/selftests/unwind_deferred/), each runnable on its own.
+t_clean_slate() {
+	for m in unwind_race unwind_perf unwind_ftrace unwind_test unwind_deferred unwind_stall; do
+		grep -q "^$m " /proc/modules && { rmmod $m || return 1; }
+	done
+	return 0
+}
+t_loaded() {
+	grep -q '^unwind_deferred ' /proc/modules || load_core || return 1
+	grep -q '^unwind_test ' /proc/modules || insmod $MODDIR/unwind_test.ko
+}
+case "${UNWIND_RS_GROUP:-}" in
+"") ;;
+foundation) T_NAMES="t_clean_slate $T_FIRST" ;;
+unwind) T_NAMES="t_loaded $T_UNWIND" ;;
+deferred) T_NAMES="t_loaded $T_DEFERRED_ALL" ;;
+hardening) T_NAMES="t_loaded $T_RACE" ;;
+consumers) T_NAMES="t_loaded $T_LAST" ;;
+*) echo "unknown group $UNWIND_RS_GROUP" >&2; exit 1 ;;
+esac
 t_run_all

@@ -1,0 +1,11 @@
+# SPDX-License-Identifier: GPL-2.0
+# The kselftest package of tests/selftests/unwind_deferred, installed by
+# scripts/build-tests under /kselftest, run by the kernel's own runner:
+# one result per group, each group's tests as nested KTAP.
+
+# The runner calls "timeout --foreground": busybox's has no such option.
+rm -f /usr/bin/timeout
+printf '#!/bin/sh\n[ "$1" = --foreground ] && shift\nexec busybox timeout "$@"\n' \
+	>/usr/bin/timeout
+chmod 755 /usr/bin/timeout
+UNWIND_RS_MODDIR=/modules /kselftest/run_kselftest.sh
