@@ -3,6 +3,11 @@
 # scripts/build-tests under /kselftest, run by the kernel's own runner:
 # one result per group, each group's tests as nested KTAP.
 
+# The runner writes to /dev/stdout, which devtmpfs does not provide.
+ln -sf /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
 # The runner calls "timeout --foreground": busybox's has no such option.
 rm -f /usr/bin/timeout
 printf '#!/bin/sh\n[ "$1" = --foreground ] && shift\nexec busybox timeout "$@"\n' \
