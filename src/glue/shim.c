@@ -39,20 +39,24 @@ static_assert(offsetof(struct unwind_cache, nr_entries) == 8 &&
 
 /*
  * The API is implemented in Rust (src/glue/exports.rs); the prototypes in
- * include/linux/unwind_*.h are the contract it must match.
+ * include/linux/unwind_*.h are the contract it must match.  Exported the
+ * way rust/exports.c exports the kernel crate's symbols: by name, away
+ * from a C definition.
  */
-EXPORT_SYMBOL_GPL(unwind_user);
-EXPORT_SYMBOL_GPL(unwind_user_start);
-EXPORT_SYMBOL_GPL(unwind_user_next);
-EXPORT_SYMBOL_GPL(unwind_user_faultable);
-EXPORT_SYMBOL_GPL(unwind_deferred_init);
-EXPORT_SYMBOL_GPL(unwind_deferred_request);
-EXPORT_SYMBOL_GPL(unwind_deferred_cancel);
-EXPORT_SYMBOL_GPL(unwind_user_get_cookie);
+#define UNWIND_RS_EXPORT(sym) EXPORT_SYMBOL_GPL(sym)
+
+UNWIND_RS_EXPORT(unwind_user);
+UNWIND_RS_EXPORT(unwind_user_start);
+UNWIND_RS_EXPORT(unwind_user_next);
+UNWIND_RS_EXPORT(unwind_user_faultable);
+UNWIND_RS_EXPORT(unwind_deferred_init);
+UNWIND_RS_EXPORT(unwind_deferred_request);
+UNWIND_RS_EXPORT(unwind_deferred_cancel);
+UNWIND_RS_EXPORT(unwind_user_get_cookie);
 #ifdef UNWIND_RS_INJECT
 /* Test builds only: see src/deferred/inject.rs and tests/modules/race/. */
 void unwind_rs_inject_set(void (*fn)(int step));
-EXPORT_SYMBOL_GPL(unwind_rs_inject_set);
+UNWIND_RS_EXPORT(unwind_rs_inject_set);
 #endif
 
 static struct dentry *unwind_rs_debugfs;
