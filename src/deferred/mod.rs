@@ -87,14 +87,6 @@ fn queue(info: &TaskInfo<'_>, prompt: bool, undo: usize) -> Result {
     Ok(())
 }
 
-/// Whether current has a user stack of its own: not a kernel thread, nor a
-/// user worker (io_uring, vhost), whose saved registers are no user context.
-fn user_task() -> bool {
-    // SAFETY: `current` is valid.
-    let flags = unsafe { (*bindings::get_current()).flags };
-    flags & (bindings::PF_KTHREAD | bindings::PF_USER_WORKER) == 0
-}
-
 /// Matches `unwind_callback_t`.
 pub(crate) type UnwindCallback =
     Option<unsafe extern "C" fn(work: *mut UnwindWork, trace: *mut UnwindStacktrace, cookie: u64)>;
@@ -256,8 +248,7 @@ pub(crate) unsafe fn request(work: *mut UnwindWork, cookie: &mut u64) -> Result<
         return Err(EINVAL);
     }
     // An exiting task's requests are run by the exit hook, once.
-    // SAFETY: `current` is valid.
-    if !user_task() || unsafe { (*bindings::get_current()).flags } & bindings::PF_EXITING != 0 {
+    if !shim::is_user_task() || shim::current_flags() & bindings::PF_EXITING != 0 {
         return Err(EINVAL);
     }
     if !unwind::has_user_regs() {
@@ -289,7 +280,7 @@ fn cached_walk(cur: &Current, trace: &mut UnwindStacktrace) -> Result {
 /// `unwind_user_faultable()`: the trace of this entry, from the cache or
 /// from a walk that fills it.
 pub(crate) fn faultable(trace: &mut UnwindStacktrace) -> Result {
-    if !shim::can_fault() || !user_task() || !unwind::has_user_regs() {
+    if !shim::can_fault() || !shim::is_user_task() || !unwind::has_user_regs() {
         return Err(EINVAL);
     }
     let cur = Current::get();
@@ -305,7 +296,7 @@ pub(crate) fn faultable(trace: &mut UnwindStacktrace) -> Result {
 
 /// `unwind_user_get_cookie()`: 0 for kernel threads and user workers.
 pub(crate) fn get_cookie() -> u64 {
-    if !user_task() {
+    if !shim::is_user_task() {
         return 0;
     }
     let irqs_were_off = shim::irqs_disabled();

@@ -4,7 +4,6 @@
 //! Linux 6.17 `unwind_user.h` and `unwind_deferred.h`.  `shim.c` exports
 //! them with `EXPORT_SYMBOL_GPL()`.  Each one checks its arguments.
 
-use kernel::bindings;
 use kernel::ffi::{c_int, c_uint};
 use kernel::prelude::*;
 
@@ -35,11 +34,7 @@ pub(crate) unsafe extern "C" fn unwind_user(
     if trace.entries.is_null() || max_entries == 0 {
         return errno(EINVAL);
     }
-    // SAFETY: `current` is valid.
-    if unsafe { (*bindings::get_current()).flags }
-        & (bindings::PF_KTHREAD | bindings::PF_USER_WORKER)
-        != 0
-    {
+    if !shim::is_user_task() {
         // No user stack: an empty trace, as for kernel threads upstream.
         return 0;
     }

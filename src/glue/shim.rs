@@ -96,6 +96,19 @@ pub(crate) fn cookie_count(_irq: &IrqGuard) -> u64 {
     unsafe { unwind_rs_cookie_count() }
 }
 
+/// Current's `PF_*` flags.
+pub(crate) fn current_flags() -> u32 {
+    // SAFETY: `current` is valid in every context this module runs in.
+    unsafe { (*bindings::get_current()).flags }
+}
+
+/// Whether current has a user stack of its own, as 6.12's `is_user_task()`
+/// decides: not a kernel thread, nor a user worker (io_uring, vhost), whose
+/// saved registers are no user context.
+pub(crate) fn is_user_task() -> bool {
+    current_flags() & (bindings::PF_KTHREAD | bindings::PF_USER_WORKER) == 0
+}
+
 /// Whether the current context may take page faults.
 pub(crate) fn can_fault() -> bool {
     // SAFETY: Only reads the current context's state.
