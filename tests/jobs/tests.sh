@@ -377,7 +377,7 @@ fi
 # UNWIND_RS_GROUP=NAME: one group, for the kselftest programs
 # (tests/selftests/unwind_deferred/), each runnable on its own.
 t_clean_slate() {
-	for m in unwind_race unwind_perf unwind_ftrace unwind_test unwind_deferred unwind_stall; do
+	for m in unwind_race unwind_bench unwind_perf unwind_ftrace unwind_test unwind_deferred unwind_stall; do
 		grep -q "^$m " /proc/modules && { rmmod $m || return 1; }
 	done
 	return 0

@@ -159,9 +159,10 @@ static __attribute__((noinline)) void chain_leaf(void)
 
 /*
  * One hrtimer request while this task spins in chain_leaf().  Returns 1 when
- * the frames show the chain, 0 when the timer hit chain_leaf's prologue or
- * epilogue (the frame pointer then still names the caller's frame, the one
- * window where frame-pointer unwinding is off by one), -1 on failure.
+ * the frames show the chain, 0 when the timer hit outside it or in
+ * chain_leaf's prologue or epilogue (the frame pointer then still names the
+ * caller's frame, the one window where frame-pointer unwinding is off by
+ * one), -1 on failure.
  */
 static int irq_once(void)
 {
@@ -183,11 +184,16 @@ static int irq_once(void)
 	ut_check(d.ret == 0, "request returned %d", d.ret);
 	ut_check(r.callbacks == 1 && r.cookie == d.cookie, "callback/cookie");
 	ut_check(r.pid == getpid(), "pid");
-	ut_check(r.nr >= 4, "nr %u", r.nr);
 	if (ut_failed)
 		return -1;
-	/* frames[0] is wherever the timer hit; then the chain's return addresses. */
-	for (i = 0; i < 3; i++)
+	/*
+	 * frames[0] is wherever the timer hit; then the chain's return
+	 * addresses.  A shorter trace means the timer hit outside the chain
+	 * (seen once, under KASAN): try again, like a hit in a prologue.
+	 */
+	if (r.nr < 4)
+		chain = 0;
+	for (i = 0; i < 3 && chain; i++)
 		if (r.entries[i + 1] != chain_ra[i])
 			chain = 0;
 	if (!chain)
