@@ -41,7 +41,7 @@ static unsigned int ub_perf_walk(struct pt_regs *regs, unsigned int max)
 {
 	struct perf_callchain_entry *e;
 
-	e = get_perf_callchain(regs, false, true, max, false, false);
+	e = get_perf_callchain(regs, false, true, max, false, false, 0);
 	return e ? e->nr : 0;
 }
 

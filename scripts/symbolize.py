@@ -82,6 +82,16 @@ def main():
             stacks[m[4]] = [f.strip() for f in m[6].split(",") if f.strip()]
         elif line.startswith("UT-COUNTERS"):
             counters = line[len("UT-COUNTERS "):]
+        elif line.startswith("UT-SECTION "):
+            if prog:
+                flush()
+                prog = None
+            if counters:
+                print(f"\nunwind_deferred counters: {counters}")
+                counters = ""
+            print(f"\n===== {line[len('UT-SECTION '):]} =====")
+        elif line.startswith("UT-OUT"):
+            print(line[len("UT-OUT "):])
         elif "UT-DEMO-FAILED" in line:
             failed = True
     if prog:

@@ -26,7 +26,10 @@ module! {
 }
 
 struct UnwindDeferred {
-    // Dropped first: unregisters the hooks and cleans every task.
+    // Dropped first: perf's requests fail from now on (synchronous
+    // callchains), before the hooks go.
+    _perf: glue::perf::Registration,
+    // Unregisters the hooks and cleans every task.
     _hooks: glue::hooks::Registration,
     _debugfs: glue::stats::Debugfs,
 }
@@ -35,8 +38,10 @@ impl kernel::Module for UnwindDeferred {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let debugfs = glue::stats::Debugfs::new();
         let hooks = glue::hooks::Registration::new()?;
+        let perf = glue::perf::Registration::new()?;
         pr_info!("deferred user unwinding ready\n");
         Ok(Self {
+            _perf: perf,
             _hooks: hooks,
             _debugfs: debugfs,
         })

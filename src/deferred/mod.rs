@@ -101,6 +101,18 @@ pub(crate) struct UnwindWork {
     pub(crate) bit: c_int,
 }
 
+impl UnwindWork {
+    /// An unregistered work, for the module's own (`glue::perf`).
+    pub(crate) const EMPTY: Self = Self {
+        list: bindings::list_head {
+            next: ptr::null_mut(),
+            prev: ptr::null_mut(),
+        },
+        func: None,
+        bit: -1,
+    };
+}
+
 const _: () = {
     assert!(core::mem::size_of::<UnwindWork>() == 32);
     assert!(core::mem::offset_of!(UnwindWork, func) == 16);
@@ -116,6 +128,18 @@ static SLOTS: [AtomicPtr<UnwindWork>; NR_BITS] = [NO_WORK; NR_BITS];
 /// Bits handed out; a bit is returned only once cancel has cleaned it from
 /// every task, so a new work never inherits stale requests.
 static USED_BITS: AtomicUsize = AtomicUsize::new(RESERVED_MASK);
+
+/// Bits of the module's own works, which do not pin it (`Pin::No`).
+static UNPINNED_BITS: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether a registered work pins the module.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pin {
+    /// Another module's work: its callback and bit live here.
+    Yes,
+    /// The module's own work (perf's), which it cancels before unload.
+    No,
+}
 
 /// The `bit` field of a work, which requests read from NMI context.
 ///
@@ -147,8 +171,9 @@ unsafe fn registered_bit(work: *mut UnwindWork) -> Option<usize> {
 /// # Safety
 ///
 /// `work` must be NULL or point to memory for a `struct unwind_work` that
-/// stays valid until `cancel()` returns for it.
-pub(crate) unsafe fn init(work: *mut UnwindWork, func: UnwindCallback) -> Result {
+/// stays valid until `cancel()` returns for it.  With `Pin::No`, the
+/// module must cancel `work` before it unloads.
+pub(crate) unsafe fn init(work: *mut UnwindWork, func: UnwindCallback, pin: Pin) -> Result {
     if work.is_null() || func.is_none() {
         return Err(EINVAL);
     }
@@ -181,9 +206,12 @@ pub(crate) unsafe fn init(work: *mut UnwindWork, func: UnwindCallback) -> Result
         (*work).func = func;
         work_bit(work).store(bit as c_int, Ordering::Relaxed);
     }
-    // A registered work pins the module: its callback and bit live here.
-    // SAFETY: `THIS_MODULE` is this live module.
-    unsafe { bindings::__module_get(crate::THIS_MODULE.as_ptr()) };
+    if pin == Pin::Yes {
+        // SAFETY: `THIS_MODULE` is this live module.
+        unsafe { bindings::__module_get(crate::THIS_MODULE.as_ptr()) };
+    } else {
+        UNPINNED_BITS.fetch_or(1 << bit, Ordering::Relaxed);
+    }
     SLOTS[bit].store(work, Ordering::Release);
     Ok(())
 }
@@ -230,9 +258,12 @@ pub(crate) unsafe fn cancel(work: *mut UnwindWork) {
     // the bit: wait for it before a new work can get the bit.
     // SAFETY: As above.
     unsafe { bindings::unwind_hooks_synchronize() };
+    let unpinned = UNPINNED_BITS.fetch_and(!b, Ordering::Relaxed) & b != 0;
     USED_BITS.fetch_and(!b, Ordering::AcqRel);
-    // SAFETY: Drops the reference taken in `init()`.
-    unsafe { bindings::module_put(crate::THIS_MODULE.as_ptr()) };
+    if !unpinned {
+        // SAFETY: Drops the reference taken in `init()`.
+        unsafe { bindings::module_put(crate::THIS_MODULE.as_ptr()) };
+    }
 }
 
 /// `unwind_deferred_request()`: `Ok(false)` when queued, `Ok(true)` when

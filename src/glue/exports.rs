@@ -114,7 +114,7 @@ pub(crate) unsafe extern "C" fn unwind_deferred_init(
     func: UnwindCallback,
 ) -> c_int {
     // SAFETY: Per the contract.
-    match unsafe { deferred::init(work, func) } {
+    match unsafe { deferred::init(work, func, deferred::Pin::Yes) } {
         Ok(()) => 0,
         Err(e) => errno(e),
     }

@@ -106,6 +106,7 @@ static HOOKS: bindings::unwind_hooks = bindings::unwind_hooks {
     task_free: Some(task_free),
     exit_to_user: Some(exit_to_user),
     task_work: Some(task_work),
+    perf_request: Some(super::perf::request),
 };
 
 /// The registered hook table; dropping it unregisters and cleans every task.

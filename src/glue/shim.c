@@ -10,6 +10,7 @@
 #include <linux/irqflags.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
+#include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
@@ -36,6 +37,10 @@ static_assert(sizeof(struct unwind_user_state) == 56 &&
 	      offsetof(struct unwind_user_state, done) == 48);
 static_assert(offsetof(struct unwind_cache, nr_entries) == 8 &&
 	      offsetof(struct unwind_cache, entries) == 16);
+
+/* src/glue/perf.rs declares this one by hand: the bindings lack perf. */
+static_assert(__builtin_types_compatible_p(typeof(&perf_callchain_deferred),
+	      int (*)(u64, const unsigned long *, unsigned int)));
 
 /*
  * The API is implemented in Rust (src/glue/exports.rs); the prototypes in

@@ -17,4 +17,35 @@ for abi in 64 32; do
 	grep unwind_ $TR/trace | sed 's/^/UT-TRACE /'
 done
 echo "UT-COUNTERS walks=$(stat walks) callbacks=$(stat callbacks) queued=$(stat queued)"
+
+# Debian's own perf 7.3 and trace-cmd 3.3, unmodified, on this kernel.
+out() {
+	sed 's/^/UT-OUT /'
+}
+if [ -x /usr/bin/perf ]; then
+	echo "UT-SECTION Debian's perf: perf record --call-graph fp,defer"
+	echo '$ perf record -e cpu-clock -c 500000 --call-graph fp,defer -- perf_work64 6 sys 300' | out
+	perf record -q -B -N -o /tmp/demo.data -e cpu-clock -c 500000 \
+		--call-graph fp,defer -- /bin/perf_work64 6 sys 300 2>&1 | out
+	perf script -i /tmp/demo.data --no-merge-callchains --no-inline -F comm,tid,time,ip,sym,dso \
+		2>/dev/null >/tmp/demo.raw
+	echo '$ perf script --no-merge-callchains    # a sample in the kernel, its user part deferred:' | out
+	awk 'BEGIN { RS = ""; ORS = "\n\n" } /\(cookie\)/ && /kernel/ { print; exit }' /tmp/demo.raw | out
+	echo '# ... and the record with its user stack, written before the return to user space:' | out
+	awk 'BEGIN { RS = ""; ORS = "\n\n" } /DEFERRED CALLCHAIN/ { print; exit }' /tmp/demo.raw | out
+	echo '$ perf script                          # perf merges them by cookie:' | out
+	perf script -i /tmp/demo.data --no-inline -F comm,tid,time,ip,sym,dso 2>/dev/null |
+		awk 'BEGIN { RS = ""; ORS = "\n\n" } /kernel/ && /leaf/ { print; exit }' | out
+	echo "# $(grep -c 'DEFERRED CALLCHAIN' /tmp/demo.raw) deferred records for" \
+		"$(grep -c '(cookie)' /tmp/demo.raw) deferred samples" | out
+	rm -f /tmp/demo.data /tmp/demo.raw
+fi
+if [ -x /usr/bin/trace-cmd ]; then
+	echo "UT-SECTION Debian's trace-cmd reads the consumer's events"
+	echo demo64 >/sys/kernel/debug/unwind_ftrace/comm
+	echo '$ trace-cmd record -e unwind_ftrace demo64 && trace-cmd report' | out
+	trace-cmd record -q -o /tmp/demo.dat -e unwind_ftrace /bin/demo64 >/dev/null 2>&1
+	trace-cmd report -i /tmp/demo.dat 2>/dev/null | grep unwind_ | head -4 | cut -c1-160 | out
+	rm -f /tmp/demo.dat
+fi
 rmmod unwind_ftrace && unload_core

@@ -366,6 +366,13 @@ int main(int argc, char **argv)
 
 	if (!strcmp(t, "ftrace"))
 		return t_ftrace();
+	if (!strcmp(t, "ftrace_run")) {
+		/* The workload of t_ftrace() alone, for trace-cmd to record. */
+		prctl(PR_SET_NAME, "ut_ftrace");
+		do_syscalls = 3;
+		chain_a();
+		return 0;
+	}
 	if (!strcmp(t, "perf_consumer"))
 		return t_perf_consumer();
 	if (!strcmp(t, "perf_callchain"))

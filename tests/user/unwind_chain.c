@@ -289,6 +289,26 @@ static __attribute__((noinline, noclone)) long crafted_call(struct ut_unwind *re
 static uint64_t expect[MAX_FRAMES];
 
 /* One walk over the crafted stack, checked against the model. */
+/* After a mismatch: both traces, the crafted stack's layout, the maps. */
+static void crafted_dump(unsigned int nr, unsigned int want)
+{
+	char line[256];
+	unsigned int i;
+	FILE *f;
+
+	for (i = 0; i < nr || i < want; i++)
+		ut_diag("  #%u kernel %#llx model %#llx", i,
+			i < nr ? (unsigned long long)frames[i] : 0ull,
+			i < want ? (unsigned long long)expect[i] : 0ull);
+	ut_diag("  stack %p-%#lx sp %#lx, guard %#lx, hole %#lx", (void *)stk,
+		(word)stk + STACK_SIZE, sp0, guard_addr(), hole_addr());
+	f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof(line), f))
+		ut_diag("  %.*s", (int)strcspn(line, "\n"), line);
+	if (f)
+		fclose(f);
+}
+
 static int crafted_walk(word fp, unsigned int max, int mode, int verbose)
 {
 	struct ut_unwind req = {
@@ -304,6 +324,7 @@ static int crafted_walk(word fp, unsigned int max, int mode, int verbose)
 	if (ret || req.ret || req.nr != want || req.nr > max) {
 		ut_diag("fp %#lx max %u mode %d: ioctl %ld ret %d nr %u, model %u",
 			fp, max, mode, ret, req.ret, req.nr, want);
+		crafted_dump(req.nr, want);
 		return -1;
 	}
 	for (i = 0; i < want; i++) {

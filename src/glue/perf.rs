@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! perf's deferred user callchains (`perf record --call-graph fp,defer`).
+//!
+//! perf core is built in, so it cannot hold a `struct unwind_work` of this
+//! module: it asks through the hook table's `perf_request`, which requests
+//! this module's own work for it, and gets the stack back through
+//! `perf_callchain_deferred()`, which writes `PERF_RECORD_CALLCHAIN_DEFERRED`
+//! (kernel patch 0005).  While the work is not registered (before load,
+//! during unload) requests fail and perf walks the user stack synchronously.
+//! The work does not pin the module: unloading cancels it first, so open
+//! sessions fall back to synchronous callchains; only the samples of the
+//! kernel entries in flight at that moment get no user part.
+
+use core::cell::UnsafeCell;
+use kernel::ffi::{c_int, c_uint};
+use kernel::prelude::*;
+
+use crate::deferred::{self, Pin, UnwindWork};
+use crate::unwind::UnwindStacktrace;
+
+extern "C" {
+    // `include/linux/perf_event.h` (patch 0005); `shim.c` checks that the
+    // declaration matches, since the bindings do not include perf_event.h.
+    fn perf_callchain_deferred(cookie: u64, ips: *const usize, nr: c_uint) -> c_int;
+}
+
+/// perf's work.  Only `deferred` touches it, through a raw pointer, as it
+/// does every consumer's `struct unwind_work`.
+struct PerfWork(UnsafeCell<UnwindWork>);
+
+// SAFETY: The cell is only reached through `deferred`'s protocol, which
+// synchronizes every access to a registered work.
+unsafe impl Sync for PerfWork {}
+
+static WORK: PerfWork = PerfWork(UnsafeCell::new(UnwindWork::EMPTY));
+
+unsafe extern "C" fn callback(_work: *mut UnwindWork, trace: *mut UnwindStacktrace, cookie: u64) {
+    // SAFETY: `deferred` passes a valid trace, the same for every work.
+    let Some(trace) = (unsafe { trace.as_ref() }) else {
+        return;
+    };
+    // SAFETY: `entries` holds `nr` entries (or is NULL with `nr` 0), valid
+    // during the callback; perf copies them into its buffers.
+    unsafe { perf_callchain_deferred(cookie, trace.entries, trace.nr) };
+}
+
+/// The hook table's `perf_request`: any context, NMI included.
+///
+/// # Safety
+///
+/// `cookie` must be NULL or valid for writes.
+pub(super) unsafe extern "C" fn request(cookie: *mut u64) -> c_int {
+    // SAFETY: NULL or valid per the contract.
+    let Some(cookie) = (unsafe { cookie.as_mut() }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: `WORK` is static.
+    match unsafe { deferred::request(WORK.0.get(), cookie) } {
+        Ok(already) => c_int::from(already),
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// perf's registered work; dropping it cancels the work, which must happen
+/// before the hooks go.
+pub(crate) struct Registration;
+
+impl Registration {
+    pub(crate) fn new() -> Result<Self> {
+        // SAFETY: `WORK` is static, and `Drop` cancels it before unload.
+        unsafe { deferred::init(WORK.0.get(), Some(callback), Pin::No) }?;
+        Ok(Self)
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        // SAFETY: `WORK` is static; this is no callback.
+        unsafe { deferred::cancel(WORK.0.get()) };
+    }
+}

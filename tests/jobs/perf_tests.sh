@@ -1,0 +1,281 @@
+# SPDX-License-Identifier: GPL-2.0
+# Real clients: Debian's own perf (trixie-backports, 7.3) and trace-cmd,
+# unmodified, on our kernel.  Sourced by tests.sh; each t_* is one test.
+#
+# The workload (user/perf_work.c) has a known user stack: main (or a
+# thread's start routine) -> outer -> probed -> recurse x (DEPTH + 1) ->
+# leaf.  A sample whose merged callchain shows leaf is "complete" when
+# every one of those frames is there; one recurse short with leaf as the
+# first user frame is a sample in leaf's prologue or epilogue, where a
+# frame-pointer walk misses the caller ("edge", at most 1%).  A deferred
+# sample whose record
+# never came shows "(cookie)".  A uretprobe's trampoline ([uprobes]) may
+# be a sample's first user frame (the IP), never a return address.
+
+PERF=${UNWIND_RS_PERF:-/usr/bin/perf}
+TRACE_CMD=${UNWIND_RS_TRACE_CMD:-/usr/bin/trace-cmd}
+PW64=$BIN/perf_work64
+PW32=$BIN/perf_work32
+PD=/tmp/perf
+
+# perf_rec OUT CALLGRAPH CMD...: a cpu-clock sampling session of CMD.
+perf_rec() {
+	pr_out=$1
+	pr_cg=$2
+	shift 2
+	mkdir -p $PD
+	if ! $PERF record -q -B -N -o $pr_out -e cpu-clock -c 500000 \
+		--call-graph $pr_cg -- "$@" >$pr_out.log 2>&1; then
+		diag "perf record --call-graph $pr_cg failed:"
+		sed 's/^/#   /' $pr_out.log | tail -5
+		return 1
+	fi
+}
+
+# perf_chains FILE DEPTH COMM: "samples leafy complete cookies tramps edge"
+# of COMM's samples, from perf script's merged callchains.
+perf_chains() {
+	$PERF script -i $1 --no-inline -F comm,ip,sym,dso 2>/dev/null | awk -v depth=$2 -v comm=$3 '
+	BEGIN { RS = ""; FS = "\n" }
+	{
+		split($1, h, " ")
+		if (h[1] != comm)
+			next
+		samples++
+		leaf = rec = outer = main = user = 0
+		first = ""
+		for (i = 2; i <= NF; i++) {
+			split($i, f, " ")
+			if (f[2] == "leaf") leaf = 1
+			else if (f[2] == "recurse") rec++
+			else if (f[2] == "outer") outer = 1
+			else if (f[2] == "main" || f[2] == "thread") main = 1
+			if ($i ~ /\(cookie\)/) cookies++
+			if (f[1] ~ /^ffff/)
+				continue
+			if (!user++)
+				first = f[2]
+			else if ($i ~ /\[uprobes\]/)
+				tramps++
+		}
+		if (!leaf)
+			next
+		leafy++
+		if (rec == depth + 1 && outer && main)
+			complete++
+		else if (first == "leaf" && rec == depth && outer && main)
+			edge++
+	}
+	END { print samples + 0, leafy + 0, complete + edge, cookies + 0, tramps + 0, edge + 0 }'
+}
+
+# perf_deferred FILE: "records samples_with_cookie max_ips" in FILE, from
+# the unmerged view (one DEFERRED CALLCHAIN block per record).
+perf_deferred() {
+	$PERF script -i $1 --no-merge-callchains --no-inline --max-stack 100000 -F comm,ip,sym 2>/dev/null |
+	awk 'BEGIN { RS = ""; FS = "\n" }
+	/DEFERRED CALLCHAIN/ { records++; if (NF - 1 > max) max = NF - 1; next }
+	/\(cookie\)/ { cookies++ }
+	END { print records + 0, cookies + 0, max + 0 }'
+}
+
+# perf_check LABEL FILE DEPTH COMM MODE: MODE "defer" wants records and
+# every sample merged; "sync" wants no record.  Every leafy sample must
+# be complete either way.
+perf_check() {
+	set -- "$@" $(perf_chains $2 $3 $4) $(perf_deferred $2)
+	pc_label=$1 pc_mode=$5 samples=$6 leafy=$7 complete=$8 cookies=$9
+	shift 9
+	tramps=$1 edge=$2 records=$3 cookie_samples=$4
+	diag "$pc_label: $samples samples, $complete of $leafy leafy complete ($edge in" \
+		"leaf's prologue or epilogue), $records deferred records," \
+		"$cookie_samples deferred samples, $cookies unmerged"
+	pc_r=0
+	expect_ge "$pc_label: leafy samples" $leafy 20 || pc_r=1
+	expect_eq "$pc_label: complete stacks" $complete $leafy || pc_r=1
+	expect_ge "$pc_label: 1% of the leafy samples, against the edge ones" \
+		$((leafy / 100)) $edge || pc_r=1
+	expect_eq "$pc_label: uretprobe trampolines" $tramps 0 || pc_r=1
+	case $pc_mode in
+	defer)
+		expect_ge "$pc_label: deferred records" $records 1 || pc_r=1
+		expect_ge "$pc_label: deferred samples" $cookie_samples $((samples * 9 / 10)) || pc_r=1
+		# Merged unless taken after the entry's record was written.
+		expect_ge "$pc_label: 1% of the samples, against the unmerged ones" \
+			$((samples / 100)) $cookies || pc_r=1 ;;
+	sync)
+		expect_eq "$pc_label: deferred records" $records 0 || pc_r=1
+		expect_eq "$pc_label: deferred samples" $cookie_samples 0 || pc_r=1 ;;
+	esac
+	return $pc_r
+}
+
+perf_ready() {
+	[ -x $PERF ] || { diag "SKIP: no perf at $PERF"; return 4; }
+	$PERF version >/dev/null 2>&1 || { diag "SKIP: $PERF does not run"; return 4; }
+}
+
+# Debian's perf on a 64-bit and a 32-bit program: deferred callchains
+# from the module, complete after merging, as complete as synchronous.
+perf_defer_abi() {
+	perf_ready || return
+	pd_prog=$1
+	pd_comm=$(basename $pd_prog)
+	r=0
+	perf_rec $PD/sync.data fp $pd_prog 16 mixed 1500 || return 1
+	perf_check "sync" $PD/sync.data 16 $pd_comm sync || r=1
+	perf_rec $PD/defer.data fp,defer $pd_prog 16 mixed 1500 || return 1
+	perf_check "defer" $PD/defer.data 16 $pd_comm defer || r=1
+	rm -f $PD/*.data
+	return $r
+}
+
+t_perf_defer64() {
+	perf_defer_abi $PW64
+}
+
+t_perf_defer32() {
+	perf_defer_abi $PW32
+}
+
+# Without the module the kernel still accepts fp,defer, and every sample
+# keeps a synchronous user callchain.
+t_perf_defer_without_module() {
+	perf_ready || return
+	t_clean_slate || return 1
+	r=0
+	perf_rec $PD/nomod.data fp,defer $PW64 16 mixed 1000 || r=1
+	[ $r = 0 ] && { perf_check "no module" $PD/nomod.data 16 perf_work64 sync || r=1; }
+	t_loaded || r=1
+	rm -f $PD/*.data
+	return $r
+}
+
+# Unloading the module during a fp,defer session: allowed (perf holds no
+# reference), the session degrades to synchronous callchains.
+t_perf_defer_unload() {
+	perf_ready || return
+	t_clean_slate && load_core || return 1
+	r=0
+	perf_rec $PD/unload.data fp,defer $PW64 16 mixed 3000 &
+	pid=$!
+	# perf takes a while to start under TCG: unload once the workload runs.
+	n=0
+	until pidof perf_work64 >/dev/null || [ $n -ge 600 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	sleep 1
+	# A hook that is running pins the module for its duration: retry.
+	tries=0
+	until rmmod unwind_deferred 2>/dev/null; do
+		tries=$((tries + 1))
+		[ $tries -lt 100 ] || { diag "rmmod during the session failed 100 times"; r=1; break; }
+		sleep 0.05
+	done
+	diag "unloaded during the session after $tries busy retries"
+	wait $pid || r=1
+	set -- $(perf_chains $PD/unload.data 16 perf_work64) $(perf_deferred $PD/unload.data)
+	diag "unload: $1 samples, $3 of $2 leafy complete, $7 records, $8 deferred samples, $4 unmerged"
+	expect_ge "deferred records before the unload" $7 1 || r=1
+	expect_ge "1% of the leafy samples, against the edge ones" $(($2 / 100)) $6 || r=1
+	expect_eq "complete stacks" $3 $2 || r=1
+	expect_ge "leafy samples" $2 20 || r=1
+	# Only the entries in flight at the unload lose their user part.
+	expect_ge "unmerged samples <= 2" 2 $4 || r=1
+	t_loaded || r=1
+	rm -f $PD/*.data
+	return $r
+}
+
+# Threads that exit right after their work: their last samples' records
+# are written by the exit hook, before perf detaches the task's events.
+t_perf_defer_exiting_threads() {
+	perf_ready || return
+	r=0
+	perf_rec $PD/threads.data fp,defer $PW64 8 sys 30 40 || return 1
+	perf_check "threads" $PD/threads.data 8 perf_work64 defer || r=1
+	set -- $(perf_chains $PD/threads.data 8 perf_work64)
+	expect_eq "unmerged samples" $4 0 || r=1
+	rm -f $PD/*.data
+	return $r
+}
+
+# kernel.perf_event_max_stack caps the deferred record as it caps a
+# synchronous callchain (Linux 7.3 ignores it).
+t_perf_defer_max_stack() {
+	perf_ready || return
+	ms=/proc/sys/kernel/perf_event_max_stack
+	old=$(cat $ms)
+	r=0
+	echo 24 >$ms || return 1
+	perf_rec $PD/max.data fp,defer $PW64 64 sys 800 || r=1
+	echo $old >$ms
+	[ $r = 0 ] || return 1
+	set -- $(perf_deferred $PD/max.data)
+	diag "max_stack 24: $1 records, longest $3 entries"
+	expect_ge "records" $1 1 || r=1
+	expect_eq "longest deferred record" $3 24 || r=1
+	rm -f $PD/*.data
+	return $r
+}
+
+# A pending uretprobe puts its trampoline on the stack; the deferred
+# record shows the real return address, as a synchronous callchain does.
+t_perf_defer_uretprobe() {
+	perf_ready || return
+	ue=$TR/uprobe_events
+	[ -w $ue ] || { diag "SKIP: no $ue (CONFIG_UPROBE_EVENTS)"; return 4; }
+	off=$($PW64 offset probed) || return 1
+	echo "r:unwind_rs_probed $PW64:$off" >>$ue || return 1
+	r=0
+	echo 1 >$TR/events/uprobes/unwind_rs_probed/enable || r=1
+	perf_rec $PD/uret.data fp,defer $PW64 8 sys 1000 || r=1
+	perf_rec $PD/uret_sync.data fp $PW64 8 sys 1000 || r=1
+	echo 0 >$TR/events/uprobes/unwind_rs_probed/enable
+	hits=$(grep -c unwind_rs_probed $TR/trace 2>/dev/null)
+	echo "-:unwind_rs_probed" >>$ue
+	echo >$TR/trace
+	[ $r = 0 ] || return 1
+	expect_ge "uretprobe hits" "${hits:-0}" 1 || r=1
+	perf_check "uretprobe sync" $PD/uret_sync.data 8 perf_work64 sync || r=1
+	perf_check "uretprobe defer" $PD/uret.data 8 perf_work64 defer || r=1
+	rm -f $PD/*.data
+	return $r
+}
+
+# trace-cmd records the ftrace consumer's events; each request's cookie
+# comes back with a stack in trace-cmd's report.
+t_trace_cmd_events() {
+	[ -x $TRACE_CMD ] || { diag "SKIP: no trace-cmd at $TRACE_CMD"; return 4; }
+	insmod $MODDIR/unwind_ftrace.ko || return 1
+	echo ut_ftrace >/sys/kernel/debug/unwind_ftrace/comm
+	r=0
+	mkdir -p $PD
+	for prog in $C64 $C32; do
+		$TRACE_CMD record -q -o $PD/trace.dat -e unwind_ftrace $prog ftrace_run \
+			>$PD/tc.log 2>&1 || { diag "trace-cmd record failed"; tail -5 $PD/tc.log; r=1; }
+		$TRACE_CMD report -i $PD/trace.dat 2>/dev/null >$PD/report.txt
+		set -- $(awk '
+			/unwind_request:/ { for (i = 1; i <= NF; i++) if ($i ~ /^cookie=/) req[$i] = 1; nreq++ }
+			/unwind_stack:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^cookie=/) c = $i; if ($i ~ /^nr=/) n = substr($i, 4) }
+				stk[c] = n; nstk++ }
+			END { for (c in req) { if (!(c in stk)) miss++; else if (stk[c] + 0 >= 5) deep++ }
+				print nreq + 0, nstk + 0, miss + 0, deep + 0 }' $PD/report.txt)
+		diag "$(basename $prog): $1 requests, $2 stacks, $3 without a stack, $4 of 5 frames or more"
+		grep unwind_stack: $PD/report.txt | cut -c1-150 | sed 's/^/# /'
+		expect_ge "requests" $1 3 || r=1
+		expect_eq "requests without a stack" $3 0 || r=1
+		# The three syscalls in chain_leaf <- chain_b <- chain_a <- main.
+		expect_ge "stacks of 5 frames or more" $4 3 || r=1
+	done
+	echo >/sys/kernel/debug/unwind_ftrace/comm
+	rmmod unwind_ftrace || r=1
+	rm -f $PD/trace.dat $PD/report.txt
+	return $r
+}
+
+# The last two unload the core and end with it and unwind_test loaded.
+T_PERF="t_perf_defer64 t_perf_defer32 t_perf_defer_exiting_threads \
+	t_perf_defer_max_stack t_perf_defer_uretprobe t_trace_cmd_events \
+	t_perf_defer_without_module t_perf_defer_unload"
