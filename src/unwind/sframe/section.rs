@@ -10,6 +10,9 @@ use super::error::SframeError;
 use super::format::{read_i32, read_i64, read_u16, read_u32, read_u8, Fde, Fixed, Header, Version};
 use super::format::{Layout, V3_ATTR_LEN};
 
+/// The block size of a v1 PCMASK FDE (see [`Section::fde`]).
+pub const V1_PCMASK_REP_SIZE: u8 = 16;
+
 /// A parsed SFrame section.  Addresses (FDE starts, lookup PCs) are
 /// link-time addresses: the kernel subtracts the load bias first.
 #[derive(Clone, Copy, Debug)]
@@ -160,6 +163,13 @@ impl<'a> Section<'a> {
             }
         };
         let (fre_type, pcmask, flex, signal) = Fde::decode_info(v, info, info2)?;
+        // v1 FDEs have no rep_size.  binutils 2.40's ld emits PCMASK FDEs
+        // only for .plt, whose x86-64 entries are 16 bytes.
+        let rep_size = if v == Version::V1 && pcmask {
+            V1_PCMASK_REP_SIZE
+        } else {
+            rep_size
+        };
         if pcmask && rep_size == 0 {
             return Err(SframeError::ZeroRepSize);
         }
