@@ -34,10 +34,12 @@ impl<'a> Section<'a> {
         let mut lo: u32 = 0;
         let mut hi: u32 = self.num_fdes();
         while lo < hi {
-            let mid = lo + (hi - lo) / 2;
+            // lo < hi: neither the midpoint nor mid + 1 can overflow;
+            // wrapping says so without a panic path.
+            let mid = lo.wrapping_add((hi - lo) / 2);
             work.fde_probes = work.fde_probes.saturating_add(1);
             if self.fde_start(mid)? <= pc {
-                lo = mid + 1;
+                lo = mid.wrapping_add(1);
             } else {
                 hi = mid;
             }

@@ -56,7 +56,8 @@ pub fn validate(s: &Section<'_>) -> Result<(), SframeError> {
         }
         // Count before scanning, so that FDEs sharing FREs cannot make
         // the pass quadratic.
-        seen += fde.num_fres as u64;
+        // At most 2^32 counts below 2^32 each: no overflow in u64.
+        seen = seen.wrapping_add(fde.num_fres as u64);
         if seen > claimed {
             return Err(SframeError::FreCountMismatch);
         }
