@@ -1,0 +1,1356 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Host tests of the SFrame code (`src/unwind/sframe/`, compiled in as
+//! is): unit tests per format and validation rule on crafted sections;
+//! sections made by real assemblers and linkers (binutils 2.40, 2.44,
+//! 2.47.50: SFrame v1, v2, v3), whose every FDE and row must match what
+//! the same binutils' `readelf --sframe` printed, at every PC; one walk
+//! through a real section; and a randomized test of mutated sections: no
+//! panic (overflow checks are on in debug builds), bounded work per
+//! lookup, and no lookup error in a section that validated.
+//!
+//! Built and run by `tests/host/run` with `rustc --test -O`; also passes
+//! without `-O` (fewer mutations).  The fixtures and the command that
+//! made them are in `fixtures/sframe/` (`regen`).
+
+#[path = "../../src/unwind/sframe/mod.rs"]
+mod sframe;
+
+use sframe::{
+    section_len, step, step_with, validate, CfaRule, Fde, FreType, Header, Reg, Regs, Row, Rule,
+    Section, SframeError, StepError, Version, Work, HEADER_LEN, MAX_FRES_PER_FDE,
+};
+use std::collections::HashMap;
+
+// ---------------------------------------------------------------------
+// A builder of synthetic sections.
+
+/// One FRE: its start offset, info byte and data words (encoded with the
+/// size the info byte gives).
+#[derive(Clone, Debug)]
+struct F {
+    start: u32,
+    info: u8,
+    words: Vec<i64>,
+}
+
+/// An FRE of a default FDE: CFA from SP (`sp`) or FP, then data words
+/// of `size` bytes (0/1/2 = 1/2/4).
+fn fre(start: u32, sp: bool, size: u8, words: &[i64]) -> F {
+    F {
+        start,
+        info: (sp as u8) | ((words.len() as u8) << 1) | (size << 5),
+        words: words.to_vec(),
+    }
+}
+
+/// One FDE: an absolute function start, its size, info bytes, rep_size.
+#[derive(Clone, Debug)]
+struct D {
+    start: u64,
+    size: u32,
+    info: u8,
+    info2: u8,
+    rep: u8,
+    fres: Vec<F>,
+}
+
+fn fde(start: u64, size: u32, info: u8, fres: Vec<F>) -> D {
+    D {
+        start,
+        size,
+        info,
+        info2: 0,
+        rep: 0,
+        fres,
+    }
+}
+
+/// A whole section, loaded at `addr`.
+#[derive(Clone, Debug)]
+struct B {
+    version: u8,
+    flags: u8,
+    abi: u8,
+    fixed_fp: i8,
+    fixed_ra: i8,
+    aux: Vec<u8>,
+    addr: u64,
+    fdes: Vec<D>,
+}
+
+fn builder(version: u8) -> B {
+    B {
+        version,
+        flags: if version == 3 { 5 } else { 1 },
+        abi: 3,
+        fixed_fp: 0,
+        fixed_ra: -8,
+        aux: Vec::new(),
+        addr: 0x10000,
+        fdes: Vec::new(),
+    }
+}
+
+fn fre_start_len(info: u8) -> usize {
+    match info & 0xf {
+        0 => 1,
+        1 => 2,
+        _ => 4,
+    }
+}
+
+impl B {
+    fn fde_len(&self) -> usize {
+        match self.version {
+            1 => 17,
+            2 => 20,
+            _ => 16,
+        }
+    }
+
+    fn build(&self) -> Vec<u8> {
+        let hdr_end = 28 + self.aux.len();
+        let fde_bytes = self.fdes.len() * self.fde_len();
+        // The FRE sub-section, and where each FDE's part of it starts.
+        let mut fres = Vec::new();
+        let mut offs = Vec::new();
+        let mut num_fres = 0u32;
+        for d in &self.fdes {
+            offs.push(fres.len() as u32);
+            if self.version == 3 {
+                fres.extend_from_slice(&(d.fres.len() as u16).to_le_bytes());
+                fres.extend_from_slice(&[d.info, d.info2, d.rep]);
+            }
+            for f in &d.fres {
+                let sl = fre_start_len(d.info);
+                fres.extend_from_slice(&f.start.to_le_bytes()[..sl]);
+                fres.push(f.info);
+                let ws = match (f.info >> 5) & 3 {
+                    0 => 1,
+                    1 => 2,
+                    _ => 4,
+                };
+                for w in &f.words {
+                    fres.extend_from_slice(&w.to_le_bytes()[..ws]);
+                }
+                num_fres += 1;
+            }
+        }
+        let mut b = Vec::new();
+        b.extend_from_slice(&0xdee2u16.to_le_bytes());
+        b.extend_from_slice(&[
+            self.version,
+            self.flags,
+            self.abi,
+            self.fixed_fp as u8,
+            self.fixed_ra as u8,
+            self.aux.len() as u8,
+        ]);
+        for v in [
+            self.fdes.len() as u32,
+            num_fres,
+            fres.len() as u32,
+            0,
+            fde_bytes as u32,
+        ] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b.extend_from_slice(&self.aux);
+        for (i, d) in self.fdes.iter().enumerate() {
+            let field = self
+                .addr
+                .wrapping_add((hdr_end + i * self.fde_len()) as u64);
+            let base = if self.flags & 4 != 0 {
+                field
+            } else {
+                self.addr
+            };
+            let rel = d.start.wrapping_sub(base) as i64;
+            if self.version == 3 {
+                b.extend_from_slice(&rel.to_le_bytes());
+                b.extend_from_slice(&d.size.to_le_bytes());
+                b.extend_from_slice(&offs[i].to_le_bytes());
+            } else {
+                b.extend_from_slice(&(rel as i32).to_le_bytes());
+                b.extend_from_slice(&d.size.to_le_bytes());
+                b.extend_from_slice(&offs[i].to_le_bytes());
+                b.extend_from_slice(&(d.fres.len() as u32).to_le_bytes());
+                b.push(d.info);
+                if self.version == 2 {
+                    b.extend_from_slice(&[d.rep, 0, 0]);
+                }
+            }
+        }
+        b.extend_from_slice(&fres);
+        b
+    }
+}
+
+/// A section of `version` with a few typical functions: a leaf, one
+/// with pushes, one with a frame pointer, a PLT-like PCMASK block and
+/// an outermost one.
+fn typical(version: u8) -> B {
+    let mut b = builder(version);
+    b.fdes = vec![
+        fde(0x1000, 0x10, 0, vec![fre(0, true, 0, &[8])]),
+        fde(
+            0x1010,
+            0x30,
+            0,
+            vec![
+                fre(0, true, 0, &[8]),
+                fre(1, true, 0, &[16]),
+                fre(2, true, 0, &[24]),
+                fre(0x20, true, 0, &[16]),
+                fre(0x21, true, 0, &[8]),
+            ],
+        ),
+        fde(
+            0x1040,
+            0x40,
+            0,
+            vec![
+                fre(0, true, 0, &[8]),
+                fre(1, true, 0, &[16, -16]),
+                fre(4, false, 0, &[16, -16]),
+                fre(0x3f, true, 0, &[8, -16]),
+            ],
+        ),
+        D {
+            rep: 16,
+            ..fde(
+                0x1080,
+                0x40,
+                0x10,
+                vec![fre(0, true, 0, &[8]), fre(11, true, 0, &[16])],
+            )
+        },
+        fde(0x10c0, 0x10, 0, vec![fre(0, true, 0, &[])]),
+    ];
+    b
+}
+
+fn err_of(b: &[u8], addr: u64) -> SframeError {
+    match Section::new(b, addr) {
+        Ok(_) => panic!("section accepted"),
+        Err(e) => e,
+    }
+}
+
+fn sp(off: i32) -> CfaRule {
+    CfaRule {
+        reg: Reg::Sp,
+        offset: off,
+        deref: false,
+    }
+}
+
+fn fpb(off: i32) -> CfaRule {
+    CfaRule {
+        reg: Reg::Fp,
+        offset: off,
+        deref: false,
+    }
+}
+
+fn row(cfa: CfaRule, fp: Option<Rule>) -> Row {
+    Row {
+        cfa,
+        ra: Some(Rule::AtCfa(-8)),
+        fp,
+        signal: false,
+    }
+}
+
+// ---------------------------------------------------------------------
+// Unit tests: decoding and lookups of crafted sections.
+
+#[test]
+fn typical_sections_validate_and_look_up_in_every_version() {
+    for v in 1..=3 {
+        let b = typical(v);
+        let bytes = b.build();
+        let s = Section::new(&bytes, b.addr).expect("valid");
+        assert_eq!(section_len(&bytes).unwrap(), bytes.len());
+        assert_eq!(s.len(), bytes.len());
+        assert_eq!(s.lookup(0xfff).unwrap(), None);
+        assert_eq!(s.lookup(0x1000).unwrap(), Some(row(sp(8), None)));
+        assert_eq!(s.lookup(0x100f).unwrap(), Some(row(sp(8), None)));
+        assert_eq!(s.lookup(0x1012).unwrap(), Some(row(sp(24), None)));
+        assert_eq!(s.lookup(0x102f).unwrap(), Some(row(sp(24), None)));
+        assert_eq!(s.lookup(0x1030).unwrap(), Some(row(sp(16), None)));
+        assert_eq!(s.lookup(0x103f).unwrap(), Some(row(sp(8), None)));
+        let fp16 = Some(Rule::AtCfa(-16));
+        assert_eq!(s.lookup(0x1041).unwrap(), Some(row(sp(16), fp16)));
+        assert_eq!(s.lookup(0x1050).unwrap(), Some(row(fpb(16), fp16)));
+        assert_eq!(s.lookup(0x107f).unwrap(), Some(row(sp(8), fp16)));
+        // PCMASK: offsets in each 16-byte block.
+        for blk in 0..4u64 {
+            let base = 0x1080 + 16 * blk;
+            assert_eq!(s.lookup(base + 10).unwrap(), Some(row(sp(8), None)));
+            assert_eq!(s.lookup(base + 11).unwrap(), Some(row(sp(16), None)));
+            assert_eq!(s.lookup(base + 15).unwrap(), Some(row(sp(16), None)));
+        }
+        // The outermost frame: RA undefined.
+        let r = s.lookup(0x10c5).unwrap().unwrap();
+        assert_eq!(r.ra, None);
+        assert_eq!(s.lookup(0x10d0).unwrap(), None);
+    }
+}
+
+#[test]
+fn fre_start_types_addr1_addr2_addr4() {
+    for (info, size) in [(0u8, 0x100u32), (1, 0x10000), (2, 0x20000)] {
+        let mut b = builder(2);
+        let last = size - 1;
+        b.fdes = vec![fde(
+            0x400000,
+            size,
+            info,
+            vec![fre(0, true, 0, &[8]), fre(last, true, 0, &[16])],
+        )];
+        let bytes = b.build();
+        let s = Section::new(&bytes, b.addr).unwrap();
+        let f = s.fde(0).unwrap();
+        assert_eq!(f.fre_type.len(), [1, 2, 4][info as usize]);
+        assert_eq!(
+            s.lookup(0x400000 + last as u64 - 1).unwrap(),
+            Some(row(sp(8), None))
+        );
+        assert_eq!(
+            s.lookup(0x400000 + last as u64).unwrap(),
+            Some(row(sp(16), None))
+        );
+    }
+}
+
+#[test]
+fn data_word_sizes_1_2_4_sign_extend() {
+    for (size, cfa, fp) in [
+        (0u8, 120i64, -128i64),
+        (1, 4016, -32768),
+        (2, 74016, -70000),
+    ] {
+        let mut b = builder(3);
+        b.fdes = vec![fde(0x1000, 0x10, 0, vec![fre(0, true, size, &[cfa, fp])])];
+        let bytes = b.build();
+        let s = Section::new(&bytes, b.addr).unwrap();
+        let r = s.lookup(0x1000).unwrap().unwrap();
+        assert_eq!(r.cfa, sp(cfa as i32));
+        assert_eq!(r.fp, Some(Rule::AtCfa(fp as i32)));
+    }
+}
+
+#[test]
+fn pcinc_and_pcmask_differ_only_in_the_offset() {
+    let mut b = builder(2);
+    let fres = vec![fre(0, true, 0, &[8]), fre(6, true, 0, &[16])];
+    b.fdes = vec![
+        fde(0x1000, 0x20, 0, fres.clone()),
+        D {
+            rep: 8,
+            ..fde(0x1020, 0x20, 0x10, fres)
+        },
+    ];
+    let bytes = b.build();
+    let s = Section::new(&bytes, b.addr).unwrap();
+    assert_eq!(s.lookup(0x100a).unwrap(), Some(row(sp(16), None)));
+    assert_eq!(s.lookup(0x102a).unwrap(), Some(row(sp(8), None)));
+    assert_eq!(s.lookup(0x102e).unwrap(), Some(row(sp(16), None)));
+}
+
+#[test]
+fn pc_before_the_first_fre_has_no_row() {
+    let mut b = builder(1);
+    b.fdes = vec![fde(0x1000, 0x20, 0, vec![fre(4, true, 0, &[8])])];
+    let bytes = b.build();
+    let s = Section::new(&bytes, b.addr).unwrap();
+    assert_eq!(s.lookup(0x1003).unwrap(), None);
+    assert_eq!(s.lookup(0x1004).unwrap(), Some(row(sp(8), None)));
+}
+
+#[test]
+fn v2_start_is_section_relative_and_pcrel_field_relative() {
+    let mut enc = Vec::new();
+    for flags in [1u8, 5] {
+        let mut b = typical(2);
+        b.flags = flags;
+        let bytes = b.build();
+        let s = Section::new(&bytes, b.addr).unwrap();
+        assert_eq!(s.fde(2).unwrap().start, 0x1040);
+        // Both encodings are relative: the same bytes elsewhere move.
+        let t = Section::parse(&bytes, b.addr + 0x100).unwrap();
+        assert_eq!(t.fde(2).unwrap().start, 0x1140);
+        // FDE 2's start field.
+        enc.push(i32::from_le_bytes(
+            bytes[28 + 40..28 + 44].try_into().unwrap(),
+        ));
+    }
+    // From the section start, or from the field (28 + 2 * 20 bytes on).
+    assert_eq!(enc, vec![0x1040 - 0x10000, 0x1040 - 0x10000 - 68]);
+}
+
+#[test]
+fn trailing_padding_is_ignored() {
+    let b = typical(3);
+    let mut bytes = b.build();
+    let n = bytes.len();
+    bytes.extend_from_slice(&[0xff; 37]);
+    let s = Section::new(&bytes, b.addr).unwrap();
+    assert_eq!(s.len(), n);
+    assert_eq!(section_len(&bytes[..28]).unwrap(), n);
+}
+
+#[test]
+fn auxiliary_header_is_skipped() {
+    let mut b = typical(2);
+    b.aux = vec![0xaa; 5];
+    let bytes = b.build();
+    let s = Section::new(&bytes, b.addr).unwrap();
+    assert_eq!(s.lookup(0x1050).unwrap().unwrap().cfa, fpb(16));
+}
+
+#[test]
+fn v3_flexible_drap_rows() {
+    let mut b = builder(3);
+    let ctrl =
+        |reg: i64, deref: bool, reg_p: bool| (reg << 3) | ((deref as i64) << 1) | reg_p as i64;
+    let flex = |start: u32, words: &[i64]| F {
+        start,
+        info: (words.len() as u8) << 1,
+        words: words.to_vec(),
+    };
+    b.fdes = vec![D {
+        info2: 1,
+        ..fde(
+            0x2000,
+            0x80,
+            0,
+            vec![
+                flex(0, &[ctrl(7, false, true), 8]),
+                flex(5, &[ctrl(10, false, true), 0]),
+                flex(0x10, &[ctrl(10, false, true), 0, 0, ctrl(6, true, true), 0]),
+                flex(0x20, &[ctrl(6, true, true), -8, 0, ctrl(6, true, true), 0]),
+                flex(0x30, &[ctrl(6, true, true), -8, 0, 0, -16]),
+                flex(0x40, &[ctrl(7, false, true), 8, 0, -8]),
+                flex(
+                    0x50,
+                    &[ctrl(7, false, true), 8, 0, -8, ctrl(3, false, true), 4],
+                ),
+            ],
+        )
+    }];
+    let bytes = b.build();
+    let s = Section::new(&bytes, b.addr).unwrap();
+    let r = |pc| s.lookup(pc).unwrap().unwrap();
+    assert_eq!(r(0x2000), row(sp(8), None));
+    let r10 = CfaRule {
+        reg: Reg::Dwarf(10),
+        offset: 0,
+        deref: false,
+    };
+    assert_eq!(r(0x2005), row(r10, None));
+    let fp_at_fp = Some(Rule::Reg {
+        reg: Reg::Fp,
+        offset: 0,
+        deref: true,
+    });
+    assert_eq!(r(0x2010), row(r10, fp_at_fp));
+    let cfa_at_fp = CfaRule {
+        reg: Reg::Fp,
+        offset: -8,
+        deref: true,
+    };
+    assert_eq!(r(0x2020), row(cfa_at_fp, fp_at_fp));
+    assert_eq!(r(0x2030), row(cfa_at_fp, Some(Rule::AtCfa(-16))));
+    assert_eq!(r(0x2040), row(sp(8), None));
+    let rbx = Some(Rule::Reg {
+        reg: Reg::Dwarf(3),
+        offset: 4,
+        deref: false,
+    });
+    assert_eq!(r(0x2050), row(sp(8), rbx));
+}
+
+#[test]
+fn v3_signal_frames_are_marked() {
+    let mut b = builder(3);
+    b.fdes = vec![fde(0x1000, 0x10, 0x80, vec![fre(0, true, 0, &[8])])];
+    let bytes = b.build();
+    let s = Section::new(&bytes, b.addr).unwrap();
+    let r = s.lookup(0x1000).unwrap().unwrap();
+    assert!(r.signal);
+    let regs = Regs {
+        pc: 0x1000,
+        sp: 0x7000,
+        fp: 0,
+    };
+    assert_eq!(step(&r, &regs, |_| Some(0)), Err(StepError::SignalFrame));
+}
+
+// ---------------------------------------------------------------------
+// Unit tests: every validation error, from a crafted section.
+
+/// The typical v2 and v3 sections, changed by `f`, give `want`.
+fn rejects(want: SframeError, versions: &[u8], f: impl Fn(&mut B)) {
+    for &v in versions {
+        let mut b = typical(v);
+        f(&mut b);
+        assert_eq!(err_of(&b.build(), b.addr), want, "v{v}");
+    }
+}
+
+/// The typical section's bytes, changed by `f`, give `want`.
+fn rejects_bytes(want: SframeError, v: u8, f: impl Fn(&mut Vec<u8>)) {
+    let b = typical(v);
+    let mut bytes = b.build();
+    f(&mut bytes);
+    assert_eq!(err_of(&bytes, b.addr), want, "v{v}");
+}
+
+fn put32(b: &mut [u8], off: usize, v: u32) {
+    b[off..off + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+#[test]
+fn rejects_truncated() {
+    for v in 1..=3 {
+        let b = typical(v);
+        let bytes = b.build();
+        for n in [0, 1, 27, 28, bytes.len() - 1] {
+            assert_eq!(err_of(&bytes[..n], b.addr), SframeError::Truncated);
+        }
+    }
+}
+
+#[test]
+fn rejects_bad_magic_and_foreign_endian() {
+    rejects_bytes(SframeError::BadMagic, 2, |b| b[0] = 0);
+    rejects_bytes(SframeError::ForeignEndian, 2, |b| b.swap(0, 1));
+}
+
+#[test]
+fn rejects_bad_version() {
+    rejects(SframeError::BadVersion, &[2], |b| b.version = 0);
+    rejects(SframeError::BadVersion, &[2], |b| b.version = 4);
+}
+
+#[test]
+fn rejects_unknown_flags() {
+    rejects(SframeError::UnknownFlags, &[1], |b| b.flags |= 4);
+    rejects(SframeError::UnknownFlags, &[3], |b| b.flags |= 2);
+    rejects(SframeError::UnknownFlags, &[2], |b| b.flags |= 8);
+}
+
+#[test]
+fn rejects_unsorted_flag_missing() {
+    rejects(SframeError::NotSorted, &[1, 2, 3], |b| b.flags &= !1);
+}
+
+#[test]
+fn rejects_bad_abi() {
+    rejects(SframeError::BadAbi, &[2, 3], |b| b.abi = 2);
+}
+
+#[test]
+fn rejects_bad_fixed_offsets() {
+    rejects(SframeError::BadFixedRaOffset, &[1, 2, 3], |b| {
+        b.fixed_ra = 0
+    });
+    rejects(SframeError::BadFixedRaOffset, &[3], |b| b.fixed_ra = -4);
+    rejects(SframeError::BadFixedFpOffset, &[3], |b| b.fixed_fp = -12);
+}
+
+#[test]
+fn fixed_fp_offset_is_used_when_frs_carry_none() {
+    let mut b = typical(2);
+    b.fixed_fp = -16;
+    let bytes = b.build();
+    let s = Section::new(&bytes, b.addr).unwrap();
+    assert_eq!(
+        s.lookup(0x1000).unwrap().unwrap().fp,
+        Some(Rule::AtCfa(-16))
+    );
+}
+
+#[test]
+fn rejects_address_overflow() {
+    // PCREL starts counted from a field past the end of the address space.
+    let mut b = typical(3);
+    b.addr = u64::MAX - 8;
+    let bytes = b.build();
+    assert_eq!(err_of(&bytes, b.addr), SframeError::Overflow);
+    // A v3 start that overflows.
+    let mut b = typical(3);
+    b.addr = 1 << 63;
+    let mut bytes = b.build();
+    bytes[28 + 4 * 16..28 + 4 * 16 + 8].copy_from_slice(&i64::MAX.to_le_bytes());
+    assert_eq!(err_of(&bytes, b.addr), SframeError::Overflow);
+}
+
+#[test]
+fn rejects_function_end_overflow() {
+    let mut b = typical(3);
+    b.flags = 1;
+    b.addr = u64::MAX - 0x10000;
+    for (i, d) in b.fdes.iter_mut().enumerate() {
+        d.start = u64::MAX - 0x1000 + 0x100 * i as u64;
+    }
+    b.fdes[4].size = 0x1000;
+    assert_eq!(err_of(&b.build(), b.addr), SframeError::FunctionEndOverflow);
+}
+
+#[test]
+fn rejects_overlapping_subsections() {
+    // freoff moved back onto the FDEs.
+    rejects_bytes(SframeError::SubsectionsOverlap, 2, |b| put32(b, 24, 4));
+}
+
+#[test]
+fn rejects_fre_count_mismatch() {
+    rejects_bytes(SframeError::FreCountMismatch, 2, |b| {
+        let n = u32::from_le_bytes(b[12..16].try_into().unwrap());
+        put32(b, 12, n - 1)
+    });
+    rejects_bytes(SframeError::FreCountMismatch, 3, |b| {
+        let n = u32::from_le_bytes(b[12..16].try_into().unwrap());
+        put32(b, 12, n + 1)
+    });
+    // More FREs than the sub-section can hold.
+    rejects_bytes(SframeError::FreCountMismatch, 1, |b| {
+        put32(b, 12, 0xffff_ffff)
+    });
+}
+
+#[test]
+fn rejects_too_many_fres_in_one_function() {
+    // v2 FDE 0's count (at 28 + 12), beyond the cap.
+    rejects_bytes(SframeError::TooManyFres, 2, |b| {
+        put32(b, 28 + 12, MAX_FRES_PER_FDE + 1)
+    });
+}
+
+#[test]
+fn rejects_unsorted_and_overlapping_fdes() {
+    rejects(SframeError::FdesUnsorted, &[1, 2, 3], |b| b.fdes.swap(1, 2));
+    rejects(SframeError::FdesOverlap, &[1, 2, 3], |b| {
+        b.fdes[1].size = 0x31
+    });
+}
+
+#[test]
+fn rejects_bad_fde_info() {
+    rejects(SframeError::BadFreType, &[1, 2, 3], |b| b.fdes[0].info = 3);
+    rejects(SframeError::BadFdeInfo, &[1, 2, 3], |b| {
+        b.fdes[0].info = 0x20
+    });
+    rejects(SframeError::BadFdeInfo, &[2], |b| b.fdes[0].info = 0x80);
+    rejects(SframeError::BadFdeType, &[3], |b| b.fdes[0].info2 = 2);
+    rejects(SframeError::BadFdeType, &[3], |b| b.fdes[0].info2 = 0x21);
+}
+
+#[test]
+fn rejects_zero_rep_size() {
+    rejects(SframeError::ZeroRepSize, &[2, 3], |b| b.fdes[3].rep = 0);
+}
+
+#[test]
+fn rejects_fre_offset_out_of_bounds() {
+    // v2 FDE 4's fre_off (at 28 + 4 * 20 + 8); v3 FDE 4's (28 + 4 * 16 + 12).
+    rejects_bytes(SframeError::FreOffsetOutOfBounds, 2, |b| {
+        put32(b, 28 + 4 * 20 + 8, 0x1000)
+    });
+    rejects_bytes(SframeError::FreOffsetOutOfBounds, 3, |b| {
+        put32(b, 28 + 4 * 16 + 12, 0x1000)
+    });
+}
+
+#[test]
+fn rejects_truncated_fre() {
+    // The last FRE's data words cut off: fre_len shrunk by one.
+    for v in 1..=3 {
+        rejects_bytes(SframeError::FreTruncated, v, |b| {
+            let n = u32::from_le_bytes(b[16..20].try_into().unwrap());
+            put32(b, 16, n - 1);
+        });
+    }
+}
+
+#[test]
+fn rejects_fre_starts_not_increasing_or_past_the_end() {
+    rejects(SframeError::FreStartNotIncreasing, &[1, 2, 3], |b| {
+        b.fdes[1].fres[2].start = 1
+    });
+    rejects(SframeError::FreStartPastEnd, &[1, 2, 3], |b| {
+        b.fdes[0].fres[0].start = 0x10
+    });
+    // PCMASK: past the block.
+    rejects(SframeError::FreStartPastEnd, &[2, 3], |b| {
+        b.fdes[3].fres[1].start = 16
+    });
+}
+
+#[test]
+fn rejects_bad_data_words() {
+    rejects(SframeError::BadDataWordSize, &[1, 2, 3], |b| {
+        b.fdes[0].fres[0].info |= 0x60
+    });
+    rejects(SframeError::BadDataWordCount, &[1, 2, 3], |b| {
+        b.fdes[0].fres[0] = fre(0, true, 0, &[8, -16, -24])
+    });
+    rejects(SframeError::MangledRa, &[1, 2, 3], |b| {
+        b.fdes[0].fres[0].info |= 0x80
+    });
+}
+
+#[test]
+fn rejects_bad_flexible_fres() {
+    let flex = |words: &[i64]| F {
+        start: 0,
+        info: (words.len() as u8) << 1,
+        words: words.to_vec(),
+    };
+    let cases: &[(&[i64], SframeError)] = &[
+        (&[0x39], SframeError::BadDataWordCount),
+        (&[0x39, 8, 0], SframeError::BadDataWordCount),
+        (&[0x39, 8, 0, 0, 0, 0, 0], SframeError::BadDataWordCount),
+        // CFA not based on a register.
+        (&[0x0, 8], SframeError::BadFlexControl),
+        (&[0x2, 8], SframeError::BadFlexControl),
+        // Reserved bit 2.
+        (&[0x3d, 8], SframeError::BadFlexControl),
+        // Padding that is not 0.
+        (&[0x39, 8, 1, 0, -16], SframeError::BadFlexControl),
+        // A CFA-based FP rule with deref or a register number.
+        (&[0x39, 8, 0, 0x2, -16], SframeError::BadFlexControl),
+        (&[0x39, 8, 0, 0x30, -16], SframeError::BadFlexControl),
+    ];
+    for (words, want) in cases {
+        let mut b = typical(3);
+        b.fdes[0].info2 = 1;
+        b.fdes[0].fres = vec![flex(words)];
+        assert_eq!(err_of(&b.build(), b.addr), *want, "{words:?}");
+    }
+}
+
+// ---------------------------------------------------------------------
+// Unit tests: the unwind step.
+
+fn mem(words: &[(u64, u64)]) -> HashMap<u64, u64> {
+    words.iter().copied().collect()
+}
+
+#[test]
+fn step_sp_based_then_fp_based() {
+    let regs = Regs {
+        pc: 0x1012,
+        sp: 0x7000,
+        fp: 0x1234,
+    };
+    let m = mem(&[(0x7010, 0x4000)]);
+    let next = step(&row(sp(24), None), &regs, |a| m.get(&a).copied()).unwrap();
+    assert_eq!(
+        next,
+        Some(Regs {
+            pc: 0x4000,
+            sp: 0x7018,
+            fp: 0x1234
+        })
+    );
+    let regs = Regs {
+        pc: 0x1050,
+        sp: 0x6f00,
+        fp: 0x7000,
+    };
+    let m = mem(&[(0x7008, 0x4444), (0x7000, 0x7100)]);
+    let next = step(&row(fpb(16), Some(Rule::AtCfa(-16))), &regs, |a| {
+        m.get(&a).copied()
+    });
+    assert_eq!(
+        next,
+        Ok(Some(Regs {
+            pc: 0x4444,
+            sp: 0x7010,
+            fp: 0x7100
+        }))
+    );
+}
+
+#[test]
+fn step_drap_rows() {
+    // CFA = *(fp - 8), FP = *(fp + 0), RA at CFA - 8.
+    let r = Row {
+        cfa: CfaRule {
+            reg: Reg::Fp,
+            offset: -8,
+            deref: true,
+        },
+        ra: Some(Rule::AtCfa(-8)),
+        fp: Some(Rule::Reg {
+            reg: Reg::Fp,
+            offset: 0,
+            deref: true,
+        }),
+        signal: false,
+    };
+    let regs = Regs {
+        pc: 0x2020,
+        sp: 0x6000,
+        fp: 0x6100,
+    };
+    let m = mem(&[(0x60f8, 0x6200), (0x61f8, 0x5555), (0x6100, 0x6300)]);
+    assert_eq!(
+        step(&r, &regs, |a| m.get(&a).copied()),
+        Ok(Some(Regs {
+            pc: 0x5555,
+            sp: 0x6200,
+            fp: 0x6300
+        }))
+    );
+    // CFA = r10: only with the topmost frame's registers.
+    let r = Row {
+        cfa: CfaRule {
+            reg: Reg::Dwarf(10),
+            offset: 0,
+            deref: false,
+        },
+        ra: Some(Rule::AtCfa(-8)),
+        fp: None,
+        signal: false,
+    };
+    assert_eq!(
+        step(&r, &regs, |a| m.get(&a).copied()),
+        Err(StepError::RegisterUnavailable)
+    );
+    let got = step_with(
+        &r,
+        &regs,
+        |n| (n == 10).then_some(0x6200),
+        |a| m.get(&a).copied(),
+    );
+    assert_eq!(
+        got,
+        Ok(Some(Regs {
+            pc: 0x5555,
+            sp: 0x6200,
+            fp: 0x6100
+        }))
+    );
+}
+
+#[test]
+fn step_refuses_bad_frames() {
+    let regs = Regs {
+        pc: 0,
+        sp: 0x7000,
+        fp: 0x10,
+    };
+    let any = |_| Some(0x4000);
+    let outer = Row {
+        ra: None,
+        ..row(sp(0), None)
+    };
+    assert_eq!(step(&outer, &regs, any), Ok(None));
+    assert_eq!(
+        step(&row(sp(0), None), &regs, any),
+        Err(StepError::CfaNotAboveSp)
+    );
+    assert_eq!(
+        step(&row(fpb(16), None), &regs, any),
+        Err(StepError::CfaNotAboveSp)
+    );
+    assert_eq!(
+        step(&row(sp(12), None), &regs, any),
+        Err(StepError::MisalignedCfa)
+    );
+    assert_eq!(
+        step(&row(sp(16), None), &regs, |_| None),
+        Err(StepError::Fault)
+    );
+    let high = Regs {
+        sp: u64::MAX - 4,
+        ..regs
+    };
+    assert_eq!(
+        step(&row(sp(16), None), &high, any),
+        Err(StepError::Overflow)
+    );
+}
+
+// ---------------------------------------------------------------------
+// Real sections from binutils, checked against readelf --sframe.
+
+struct Fixture {
+    name: &'static str,
+    version: Version,
+    bytes: &'static [u8],
+    dump: &'static str,
+}
+
+macro_rules! fixture {
+    ($name:literal, $v:ident) => {
+        Fixture {
+            name: $name,
+            version: Version::$v,
+            bytes: include_bytes!(concat!("fixtures/sframe/", $name, ".sframe")),
+            dump: include_str!(concat!("fixtures/sframe/", $name, ".txt")),
+        }
+    };
+}
+
+fn fixtures() -> Vec<Fixture> {
+    vec![
+        fixture!("prog.v1", V1),
+        fixture!("libsf.v1", V1),
+        fixture!("asm.v1", V1),
+        fixture!("prog.v2", V2),
+        fixture!("libsf.v2", V2),
+        fixture!("asm.v2", V2),
+        fixture!("prog.v3", V3),
+        fixture!("libsf.v3", V3),
+        fixture!("asm.v3", V3),
+    ]
+}
+
+/// One function of a readelf dump.
+#[derive(Debug)]
+struct DumpFde {
+    pc: u64,
+    size: u64,
+    pcmask: bool,
+    flex: bool,
+    /// (start, "CFA FP RA" or "RA undefined")
+    rows: Vec<(u64, String)>,
+}
+
+fn hex(s: &str) -> u64 {
+    u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap()
+}
+
+/// Parses `readelf --sframe` output (binutils 2.40 to 2.47), after the
+/// first line the regen script adds: the section's address.
+fn parse_dump(dump: &str) -> (u64, Vec<DumpFde>) {
+    let mut lines = dump.lines();
+    let addr = hex(lines.next().unwrap().rsplit(' ').next().unwrap());
+    let mut fdes: Vec<DumpFde> = Vec::new();
+    for l in lines {
+        let t = l.trim();
+        if let Some(rest) = t.strip_prefix("func idx [") {
+            let pc = rest
+                .split("pc = ")
+                .nth(1)
+                .unwrap()
+                .split(',')
+                .next()
+                .unwrap();
+            let size = rest
+                .split("size = ")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap();
+            fdes.push(DumpFde {
+                pc: hex(pc),
+                size: size.parse().unwrap(),
+                pcmask: false,
+                flex: rest.contains("attr = \"F\""),
+                rows: Vec::new(),
+            });
+        } else if t.starts_with("STARTPC") {
+            fdes.last_mut().unwrap().pcmask = t.starts_with("STARTPC[m]");
+        } else if let Some(f) = fdes.last_mut() {
+            let mut it = t.split_whitespace();
+            if let Some(start) = it.next() {
+                let rest: Vec<&str> = it.collect();
+                f.rows.push((hex(start), rest.join(" ")));
+            }
+        }
+    }
+    (addr, fdes)
+}
+
+fn signed(v: i32) -> String {
+    if v < 0 {
+        format!("-{}", -(v as i64))
+    } else {
+        format!("+{v}")
+    }
+}
+
+fn reg_name(r: Reg) -> String {
+    match r {
+        Reg::Sp => "sp".into(),
+        Reg::Fp => "fp".into(),
+        Reg::Dwarf(n) => format!("r{n}"),
+    }
+}
+
+/// A row as readelf prints it; `ra_fixed` is how it prints the fixed RA
+/// rule (v1: "u", later: "f", or "U" in flexible FDEs after padding).
+fn show(r: &Row, ra_fixed: &[&str], dump_ra: &str) -> String {
+    let Some(ra) = r.ra else {
+        return "RA undefined".into();
+    };
+    let rule = |x: Rule| match x {
+        Rule::AtCfa(o) => format!("c{}", signed(o)),
+        Rule::Reg { reg, offset, deref } => {
+            let s = format!("{}{}", reg_name(reg), signed(offset));
+            if deref {
+                format!("({s})")
+            } else {
+                s
+            }
+        }
+    };
+    let cfa = format!("{}{}", reg_name(r.cfa.reg), signed(r.cfa.offset));
+    let cfa = if r.cfa.deref { format!("({cfa})") } else { cfa };
+    let fp = r.fp.map(rule).unwrap_or_else(|| "u".into());
+    let ra = if ra == Rule::AtCfa(-8) && ra_fixed.contains(&dump_ra) {
+        dump_ra.to_string()
+    } else {
+        rule(ra)
+    };
+    format!("{cfa} {fp} {ra}")
+}
+
+#[test]
+fn real_sections_match_readelf_at_every_pc() {
+    let mut seen_pcmask = 0;
+    let mut seen_flex = 0;
+    let mut seen_outermost = 0;
+    for fx in fixtures() {
+        let (addr, dump) = parse_dump(fx.dump);
+        let s = Section::new(fx.bytes, addr).unwrap_or_else(|e| panic!("{}: {e:?}", fx.name));
+        assert_eq!(s.header.version, fx.version, "{}", fx.name);
+        assert_eq!(s.num_fdes() as usize, dump.len(), "{}", fx.name);
+        let ra_fixed: &[&str] = if fx.version == Version::V1 {
+            &["u"]
+        } else {
+            &["f", "U"]
+        };
+        for (i, d) in dump.iter().enumerate() {
+            let f = s.fde(i as u32).unwrap();
+            let what = format!("{} fde {i} at {:#x}", fx.name, d.pc);
+            assert_eq!((f.start, f.size as u64), (d.pc, d.size), "{what}");
+            assert_eq!((f.pcmask, f.flex), (d.pcmask, d.flex), "{what}");
+            assert_eq!(f.num_fres as usize, d.rows.len(), "{what}");
+            seen_pcmask += f.pcmask as u32;
+            seen_flex += f.flex as u32;
+            // Every PC of the function: the last row at or before it.
+            for pc in d.pc..d.pc + d.size {
+                let mut off = pc - d.pc;
+                if f.pcmask {
+                    off %= f.rep_size as u64;
+                }
+                let want = d
+                    .rows
+                    .iter()
+                    .rev()
+                    .find(|(start, _)| (if f.pcmask { *start } else { start - d.pc }) <= off);
+                let mut work = Work::default();
+                let got = s.lookup_counted(pc, &mut work).unwrap();
+                assert!(work.fre_steps <= f.num_fres, "{what}");
+                match (want, got) {
+                    (None, None) => {}
+                    (Some((_, text)), Some(r)) => {
+                        let dump_ra = text.rsplit(' ').next().unwrap();
+                        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                        assert_eq!(show(&r, ra_fixed, dump_ra), text, "{what} pc {pc:#x}");
+                        seen_outermost += r.ra.is_none() as u32;
+                    }
+                    (w, g) => panic!("{what} pc {pc:#x}: readelf {w:?}, lookup {g:?}"),
+                }
+            }
+        }
+        // Just outside every function: nothing, unless another starts.
+        let first = dump.first().unwrap().pc;
+        assert_eq!(s.lookup(first - 1).unwrap(), None, "{}", fx.name);
+        let last = dump.last().unwrap();
+        assert_eq!(s.lookup(last.pc + last.size).unwrap(), None, "{}", fx.name);
+    }
+    // What the fixtures are for: ld's PLT blocks (every version), gas's
+    // flexible FDE for DRAP (v3), .cfi_undefined rip (v3 only: 2.40 and
+    // 2.44 do not encode it).
+    assert!(seen_pcmask >= 7, "pcmask {seen_pcmask}");
+    assert!(seen_flex >= 1, "flex {seen_flex}");
+    assert!(seen_outermost >= 1, "outermost {seen_outermost}");
+}
+
+#[test]
+fn real_plt_rep_sizes() {
+    for fx in fixtures() {
+        let (addr, _) = parse_dump(fx.dump);
+        let s = Section::new(fx.bytes, addr).unwrap();
+        for i in 0..s.num_fdes() {
+            let f = s.fde(i).unwrap();
+            if f.pcmask {
+                // .plt entries are 16 bytes, .plt.got entries 8.
+                assert!(f.rep_size == 16 || f.rep_size == 8, "{} {f:?}", fx.name);
+                assert_eq!(f.size % f.rep_size as u32, 0, "{} {f:?}", fx.name);
+            }
+        }
+    }
+}
+
+/// A walk through the static asm fixture (v3): a sample in `small` with
+/// 4016 bytes on the stack, called from `_start`, whose row says RA
+/// undefined: two frames, then a clean end.
+#[test]
+fn real_walk_ends_at_the_outermost_frame() {
+    let fx = fixture!("asm.v3", V3);
+    let (addr, dump) = parse_dump(fx.dump);
+    let s = Section::new(fx.bytes, addr).unwrap();
+    let start = dump[0].pc;
+    let small = dump[1].pc;
+    // The third row of `small`: after push %rbx and sub $4000.
+    let pc = dump[1].rows[2].0;
+    assert_eq!(pc, small + 8);
+    let ret_in_start = start + 7; // after `xor %ebp,%ebp; call small`
+    let sp0 = 0x7fff_0000u64;
+    let m = mem(&[(sp0 + 4008, ret_in_start)]);
+    let mut regs = Regs { pc, sp: sp0, fp: 0 };
+    let mut frames = vec![regs.pc];
+    for _ in 0..10 {
+        let r = s.lookup(regs.pc).unwrap().expect("row");
+        match step(&r, &regs, |a| m.get(&a).copied()).unwrap() {
+            Some(next) => {
+                regs = next;
+                frames.push(regs.pc);
+            }
+            None => break,
+        }
+    }
+    assert_eq!(frames, vec![pc, ret_in_start]);
+    assert_eq!(regs.sp, sp0 + 4016);
+}
+
+// ---------------------------------------------------------------------
+// Randomized: mutated sections.
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next() % n
+        }
+    }
+}
+
+const EXTREMES: [u64; 12] = [
+    0,
+    1,
+    2,
+    7,
+    0x7f,
+    0x80,
+    0xff,
+    0x7fff_ffff,
+    0x8000_0000,
+    0xffff_ffff,
+    0x7fff_ffff_ffff_ffff,
+    u64::MAX,
+];
+
+fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
+    let mut b = seed.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        let len = b.len() as u64;
+        match rng.below(8) {
+            // Bit flips.
+            0 | 1 => {
+                if len > 0 {
+                    let i = rng.below(len) as usize;
+                    b[i] ^= 1 << rng.below(8);
+                }
+            }
+            // A byte anywhere.
+            2 => {
+                if len > 0 {
+                    let i = rng.below(len) as usize;
+                    b[i] = rng.next() as u8;
+                }
+            }
+            // A header field (or any 4/8 bytes) set to an extreme value.
+            3 | 4 => {
+                let w = [1usize, 2, 4, 8][rng.below(4) as usize];
+                let at = if rng.below(2) == 0 {
+                    [3usize, 4, 5, 6, 7, 8, 12, 16, 20, 24][rng.below(10) as usize]
+                } else {
+                    rng.below(len) as usize
+                };
+                let mut v = EXTREMES[rng.below(EXTREMES.len() as u64) as usize];
+                if rng.below(3) == 0 {
+                    v = v.wrapping_add(rng.below(64)).wrapping_sub(32);
+                }
+                for k in 0..w {
+                    if let Some(x) = b.get_mut(at + k) {
+                        *x = (v >> (8 * k)) as u8;
+                    }
+                }
+            }
+            // Truncation.
+            5 => b.truncate(rng.below(len + 1) as usize),
+            // Extension with junk.
+            6 => {
+                for _ in 0..rng.below(64) {
+                    b.push(rng.next() as u8);
+                }
+            }
+            // A copied chunk (duplicated FDEs or FREs).
+            _ => {
+                if len > 8 {
+                    let from = rng.below(len - 4) as usize;
+                    let to = rng.below(len - 4) as usize;
+                    let n = (1 + rng.below(24) as usize).min(b.len() - from.max(to));
+                    let chunk = b[from..from + n].to_vec();
+                    b[to..to + n].copy_from_slice(&chunk);
+                }
+            }
+        }
+    }
+    b
+}
+
+struct Stats {
+    valid: u64,
+    rows: u64,
+    steps: u64,
+}
+
+fn fuzz(seed: u64, count: u64) -> Stats {
+    let mut rng = Rng(seed);
+    let mut seeds: Vec<(Vec<u8>, u64)> = Vec::new();
+    for fx in fixtures() {
+        let (addr, _) = parse_dump(fx.dump);
+        seeds.push((fx.bytes.to_vec(), addr));
+    }
+    for v in 1..=3 {
+        let b = typical(v);
+        seeds.push((b.build(), b.addr));
+    }
+    let mut st = Stats {
+        valid: 0,
+        rows: 0,
+        steps: 0,
+    };
+    for _ in 0..count {
+        let (base, addr0) = &seeds[rng.below(seeds.len() as u64) as usize];
+        let bytes = mutate(&mut rng, base);
+        let addr = match rng.below(8) {
+            0 => 0,
+            1 => u64::MAX - rng.below(0x10000),
+            2 => rng.next(),
+            _ => *addr0,
+        };
+        let _ = section_len(&bytes);
+        let Ok(s) = Section::parse(&bytes, addr) else {
+            continue;
+        };
+        let valid = validate(&s).is_ok();
+        st.valid += valid as u64;
+        for _ in 0..4 {
+            // PCs near a function start, or anywhere.
+            let pc = if s.num_fdes() > 0 && rng.below(4) != 0 {
+                let i = rng.below(s.num_fdes() as u64) as u32;
+                match s.fde_start(i) {
+                    Ok(start) => start.wrapping_add(rng.below(0x200)).wrapping_sub(8),
+                    Err(_) => rng.next(),
+                }
+            } else {
+                rng.next()
+            };
+            let mut work = Work::default();
+            let got = s.lookup_counted(pc, &mut work);
+            assert!(work.fde_probes <= 33, "{work:?}");
+            assert!(work.fre_steps <= MAX_FRES_PER_FDE, "{work:?}");
+            if valid {
+                // Validation covers everything a lookup reads.
+                let r = got.unwrap_or_else(|e| panic!("validated, then {e:?}"));
+                if let Ok(Some((_, f))) = s.find_fde(pc, &mut Work::default()) {
+                    assert!(work.fre_steps <= f.num_fres);
+                }
+                let Some(r) = r else { continue };
+                st.rows += 1;
+                let regs = Regs {
+                    pc,
+                    sp: rng.next() & !7,
+                    fp: rng.next(),
+                };
+                let salt = rng.next();
+                let reader = |a: u64| {
+                    let h = (a ^ salt).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    (h % 16 != 0).then_some(h)
+                };
+                if let Ok(Some(n)) = step_with(&r, &regs, |n| (n % 2 == 0).then_some(salt), reader)
+                {
+                    assert!(n.sp > regs.sp && n.sp % 8 == 0);
+                    st.steps += 1;
+                }
+            } else if let Ok(Some(r)) = got {
+                // Unvalidated rows may be nonsense, but stepping must not panic.
+                let regs = Regs {
+                    pc,
+                    sp: rng.next(),
+                    fp: rng.next(),
+                };
+                let _ = step(&r, &regs, |a| Some(a.rotate_left(7)));
+            }
+        }
+    }
+    st
+}
+
+/// Mutated sections per fuzz test (two tests run in parallel): 2 x
+/// 1,000,000 with -O (about 2 s), fewer in debug builds (overflow
+/// checks on).
+const FUZZ_COUNT: u64 = if cfg!(debug_assertions) {
+    50_000
+} else {
+    1_000_000
+};
+
+#[test]
+fn fuzz_mutated_sections_a() {
+    let st = fuzz(0x5eed_0001, FUZZ_COUNT);
+    eprintln!("valid {} rows {} steps {}", st.valid, st.rows, st.steps);
+    // The mutations must leave enough sections valid to exercise lookups.
+    assert!(st.valid > FUZZ_COUNT / 20, "valid {}", st.valid);
+    assert!(st.rows > FUZZ_COUNT / 20, "rows {}", st.rows);
+    assert!(st.steps > FUZZ_COUNT / 100, "steps {}", st.steps);
+}
+
+#[test]
+fn fuzz_mutated_sections_b() {
+    let st = fuzz(0x5eed_0002, FUZZ_COUNT);
+    assert!(st.valid > FUZZ_COUNT / 20, "valid {}", st.valid);
+}
+
+#[test]
+fn header_fields_and_fde_decoding() {
+    let b = typical(2);
+    let bytes = b.build();
+    let h = Header::parse(&bytes[..HEADER_LEN]).unwrap();
+    assert_eq!((h.version, h.num_fdes, h.num_fres), (Version::V2, 5, 13));
+    assert_eq!((h.fixed_ra_offset, h.fixed_fp_offset), (-8, 0));
+    let s = Section::new(&bytes, b.addr).unwrap();
+    let f: Fde = s.fde(3).unwrap();
+    assert_eq!(
+        (f.start, f.size, f.fre_type),
+        (0x1080, 0x40, FreType::Addr1)
+    );
+    assert!(f.pcmask && f.rep_size == 16 && !f.flex && !f.signal);
+    assert_eq!(s.fde(5), Err(SframeError::Truncated));
+}
