@@ -188,10 +188,48 @@ static void setup_stack(void)
 	sp0 = (word)stk + 256;
 }
 
+/*
+ * The process's other readable mappings, taken once after setup_stack():
+ * a crafted slot can hold a value from outside the crafted stack (one
+ * pointing into the real stack was seen), which the kernel then reads.
+ * [vvar] is left out: its absent pages fault even for the kernel.
+ */
+#define MAX_MAPS 64
+static struct { word start, end; } maps[MAX_MAPS];
+static unsigned int nr_maps;
+
+static void load_maps(void)
+{
+	unsigned long long start, end;
+	char line[256], perm[8];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	nr_maps = 0;
+	while (f && fgets(line, sizeof(line), f) && nr_maps < MAX_MAPS) {
+		if (sscanf(line, "%llx-%llx %7s", &start, &end, perm) != 3 ||
+		    perm[0] != 'r' || strstr(line, "[vvar") ||
+		    start == (word)stk || end > ~(word)0)
+			continue;
+		maps[nr_maps].start = (word)start;
+		maps[nr_maps].end = (word)end;
+		nr_maps++;
+	}
+	if (f)
+		fclose(f);
+}
+
 static int readable(word addr, word len)
 {
-	return addr >= (word)stk && addr + len >= addr &&
-	       addr + len <= (word)stk + STACK_SIZE;
+	unsigned int i;
+
+	if (addr + len < addr)
+		return 0;
+	if (addr >= (word)stk && addr + len <= (word)stk + STACK_SIZE)
+		return 1;
+	for (i = 0; i < nr_maps; i++)
+		if (addr >= maps[i].start && addr + len <= maps[i].end)
+			return 1;
+	return 0;
 }
 
 /* The walk as documented: what the kernel must return. */
@@ -290,7 +328,7 @@ static uint64_t expect[MAX_FRAMES];
 
 /* One walk over the crafted stack, checked against the model. */
 /* After a mismatch: both traces, the crafted stack's layout, the maps. */
-static void crafted_dump(unsigned int nr, unsigned int want)
+static void crafted_dump(word fp, unsigned int nr, unsigned int want)
 {
 	char line[256];
 	unsigned int i;
@@ -302,6 +340,15 @@ static void crafted_dump(unsigned int nr, unsigned int want)
 			i < want ? (unsigned long long)expect[i] : 0ull);
 	ut_diag("  stack %p-%#lx sp %#lx, guard %#lx, hole %#lx", (void *)stk,
 		(word)stk + STACK_SIZE, sp0, guard_addr(), hole_addr());
+	for (i = 0; i < 8 && fp; i++) {
+		int ok = readable(fp, 2 * WS);
+
+		ut_diag("  fp %#lx: %s", fp, ok ? "" : "not readable by the model");
+		if (!ok)
+			break;
+		ut_diag("    [fp] %#lx [fp+ws] %#lx", ((word *)fp)[0], ((word *)fp)[1]);
+		fp = ((word *)fp)[0];
+	}
 	f = fopen("/proc/self/maps", "r");
 	while (f && fgets(line, sizeof(line), f))
 		ut_diag("  %.*s", (int)strcspn(line, "\n"), line);
@@ -324,7 +371,7 @@ static int crafted_walk(word fp, unsigned int max, int mode, int verbose)
 	if (ret || req.ret || req.nr != want || req.nr > max) {
 		ut_diag("fp %#lx max %u mode %d: ioctl %ld ret %d nr %u, model %u",
 			fp, max, mode, ret, req.ret, req.nr, want);
-		crafted_dump(req.nr, want);
+		crafted_dump(fp, req.nr, want);
 		return -1;
 	}
 	for (i = 0; i < want; i++) {
@@ -463,6 +510,7 @@ static int test_fuzz(long n, unsigned long long seed)
 	unsigned int k;
 
 	ut_rng_state = seed ? seed : 1;
+	load_maps();
 	ut_diag("fuzz: %ld walks, seed %llu", n, seed);
 	for (i = 0; i < n; i++) {
 		word fp = (word)stk + 512 + (ut_rand() % 64) * WS;
