@@ -80,9 +80,12 @@ impl Drop for FileRef {
     }
 }
 
-/// Why a file yields no section: `Bad` is about the file's bytes and is
-/// cached (negative entry); `Io` (a read error, no memory) is not.
+/// Why a file yields no section.  `None` (not an x86-64 ELF64 file, no
+/// `PT_GNU_SFRAME`) and `Bad` (a `PT_GNU_SFRAME` that is unusable) are
+/// about the file's bytes and are cached (negative entry); `Io` (a read
+/// error, no memory) is not.
 enum Miss {
+    None,
     Bad,
     Io,
 }
@@ -97,16 +100,16 @@ impl From<Error> for Miss {
 fn read_sframe(file: &FileRef) -> core::result::Result<Sframe, Miss> {
     let mut eh = [0u8; EHDR_LEN];
     if !file.read_exact(&mut eh, 0)? {
-        return Err(Miss::Bad);
+        return Err(Miss::None);
     }
-    let ehdr = Ehdr::parse(&eh).map_err(|_| Miss::Bad)?;
+    let ehdr = Ehdr::parse(&eh).map_err(|_| Miss::None)?;
     // At most MAX_PHNUM (64) headers of 56 bytes.
     let mut ph = KVVec::from_elem(0u8, ehdr.phdrs_len(), GFP_KERNEL).map_err(|_| Miss::Io)?;
     if !file.read_exact(&mut ph, ehdr.phoff)? {
-        return Err(Miss::Bad);
+        return Err(Miss::None);
     }
-    let segs = Segments::parse(&ehdr, &ph).map_err(|_| Miss::Bad)?;
-    let p = segs.sframe.ok_or(Miss::Bad)?;
+    let segs = Segments::parse(&ehdr, &ph).map_err(|_| Miss::None)?;
+    let p = segs.sframe.ok_or(Miss::None)?;
     let mut hdr = [0u8; HEADER_LEN];
     if p.filesz < HEADER_LEN as u64 || !file.read_exact(&mut hdr, p.offset)? {
         return Err(Miss::Bad);
@@ -123,7 +126,6 @@ fn read_sframe(file: &FileRef) -> core::result::Result<Sframe, Miss> {
     stats::inc(Stat::SframeReads);
     // The length came from the same header: anything else is a bug.
     if !sframe::Section::new(&data, p.vaddr).is_ok_and(|s| s.len() == len) {
-        stats::inc(Stat::SframeRejects);
         return Err(Miss::Bad);
     }
     stats::inc(Stat::SframeSections);
@@ -143,7 +145,11 @@ fn entry_of(file: &FileRef) -> Option<Arc<Entry>> {
     }
     let sframe = match read_sframe(file) {
         Ok(s) => Some(s),
-        Err(Miss::Bad) => None,
+        Err(Miss::None) => None,
+        Err(Miss::Bad) => {
+            stats::inc(Stat::SframeRejects);
+            None
+        }
         Err(Miss::Io) => return None,
     };
     let e = Arc::new(Entry::new(id, sframe), GFP_KERNEL).ok()?;
