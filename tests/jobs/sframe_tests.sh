@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: GPL-2.0
+# SFrame: frame-pointer-less programs (tests/user/sframe/, built by
+# Debian trixie's gcc: SFrame v2, and forky's: v3; scripts/build-sframe-progs)
+# unwound with sections the module finds in the mapped files.  Sourced by
+# tests.sh; each t_* is one test.  Modes are enum ut_mode: 0 unwind_user(),
+# 1 for_each_user_frame(), 2 unwind_user_faultable().
+
+SF=${UNWIND_RS_SFRAME:-/sframe}
+SFPARAM=/sys/module/unwind_deferred/parameters/sframe_cache_kb
+
+# sf_need V: skip without the programs (the kselftest package has none).
+sf_need() {
+	[ -x $SF/$1/sfchain-static ] || { diag "SKIP: no $SF/$1 (scripts/build-sframe-progs)"; return 4; }
+}
+
+# sf_chains V PROG: chains of several depths, each mode; all exact.
+sf_chains() {
+	sf_need $1 || return 4
+	r=0
+	f0=$(stat sframe_frames)
+	for d in 1 2 8 64 300; do
+		for m in 0 1 2; do
+			$SF/$1/$2 chain $d $m || { diag "$2 chain $d mode $m failed"; r=1; }
+		done
+	done
+	diag "frames unwound with SFrame: $(( $(stat sframe_frames) - f0 ))"
+	expect_ge "SFrame frames" $(( $(stat sframe_frames) - f0 )) 1000 || r=1
+	return $r
+}
+
+t_sframe_chain_v2_static() { sf_chains v2 sfchain-static; }
+t_sframe_chain_v2_static_pie() { sf_chains v2 sfchain-spie; }
+t_sframe_chain_v2_dynamic() { sf_chains v2 sfchain-dyn; }
+t_sframe_chain_v3_static() { sf_chains v3 sfchain-static; }
+t_sframe_chain_v3_static_pie() { sf_chains v3 sfchain-spie; }
+t_sframe_chain_v3_dynamic() { sf_chains v3 sfchain-dyn; }
+
+# The chain is in a linked library, then in dlopen'd ones: the second
+# dlopen maps other code (libsfdl2.so) where the first library was.
+sf_libs() {
+	sf_need $1 || return 4
+	r=0
+	for d in 1 8 64; do
+		$SF/$1/sfchain-dyn lib $d 0 || r=1
+	done
+	$SF/$1/sfchain-dyn dlopen 32 2 $SF/$1/libsfdl.so $SF/$1/libsfdl2.so $SF/$1/libsfdl.so || r=1
+	return $r
+}
+t_sframe_shared_dlopen_v2() { sf_libs v2; }
+t_sframe_shared_dlopen_v3() { sf_libs v3; }
+
+# Levels alternate SFrame code and frame-pointer code without .sframe.
+sf_mixed() {
+	sf_need $1 || return 4
+	r=0
+	for p in sfchain-static sfchain-dyn; do
+		for d in 1 2 3 16 65; do
+			$SF/$1/$p mixed $d 0 || r=1
+		done
+	done
+	return $r
+}
+t_sframe_mixed_fp_v2() { sf_mixed v2; }
+t_sframe_mixed_fp_v3() { sf_mixed v3; }
+
+# Deferred requests (from the syscall, and from a real NMI in it): the
+# callback's trace, walked by the task work before the return to user
+# space, is exact.
+sf_deferred() {
+	sf_need $1 || return 4
+	r=0
+	for p in sfchain-static sfchain-dyn; do
+		for d in 1 8 60; do
+			for op in 1 2; do
+				$SF/$1/$p deferred $d $op || { diag "$p deferred $d op $op"; r=1; }
+			done
+		done
+	done
+	return $r
+}
+t_sframe_deferred_v2() { sf_deferred v2; }
+t_sframe_deferred_v3() { sf_deferred v3; }
+
+# Requests at a function's entry, body and epilogue (CFA rsp+8, +48, +8).
+sf_edges() {
+	sf_need $1 || return 4
+	r=0
+	for p in sfchain-static sfchain-spie; do
+		for m in 0 2; do
+			$SF/$1/$p edges $m || r=1
+		done
+	done
+	return $r
+}
+t_sframe_prologue_epilogue_v2() { sf_edges v2; }
+t_sframe_prologue_epilogue_v3() { sf_edges v3; }
+
+# The control: with SFrame off (cap 0) frame pointers cannot walk these
+# programs, and back on they are exact again.
+t_sframe_off_control() {
+	sf_need v2 || return 4
+	r=0
+	old=$(cat $SFPARAM)
+	echo 0 >$SFPARAM
+	$SF/v2/sfchain-static chain 8 0 control || r=1
+	echo $old >$SFPARAM
+	$SF/v2/sfchain-static chain 8 0 || r=1
+	return $r
+}
+
+# Corrupt sections and lying program headers: every walk ends cleanly and
+# starts at the leaf; every section is refused (sframe_rejects, once: the
+# negative entry is cached) but: those that validate at a wrong address
+# (phdr-vaddr-*), whose wrong rules the walk must survive; a segment
+# whose file range overflows, which is ignored (no PT_GNU_SFRAME); and a
+# huge p_filesz, harmless since the length comes from the section's
+# header (ld pads the segment): that one must be exact.
+t_sframe_hostile() {
+	sf_need v2 || return 4
+	r=0
+	n=0
+	for f in $SF/v2/hostile/*; do
+		name=$(basename $f)
+		j0=$(stat sframe_rejects)
+		for m in 0 2; do
+			$f chain 16 $m loose >/tmp/sf.out || { r=1; diag "$name mode $m:"; cat /tmp/sf.out; }
+		done
+		j=$(( $(stat sframe_rejects) - j0 ))
+		diag "$name: $(grep -o '[0-9]* frames' /tmp/sf.out), refused $j time(s)"
+		case $name in
+		phdr-vaddr-*|phdr-offset-overflow) ;;
+		phdr-filesz-huge) $f chain 16 0 || r=1 ;;
+		*) expect_eq "$name refused once (then cached)" $j 1 || r=1 ;;
+		esac
+		n=$((n + 1))
+	done
+	expect_ge "hostile files" $n 17 || r=1
+	# The real program is still exact (the cache holds no hostile state).
+	$SF/v2/sfchain-static chain 16 0 || r=1
+	return $r
+}
+
+# A cached file rewritten in place (same inode: ctime, mtime, size change)
+# and replaced by rename (new inode): the new contents are read, never
+# the stale section.
+t_sframe_replaced_file() {
+	sf_need v2 || return 4
+	sf_need v3 || return 4
+	r=0
+	cp $SF/v2/sfchain-static /tmp/sfrep
+	/tmp/sfrep chain 24 0 || r=1
+	cat $SF/v3/sfchain-static >/tmp/sfrep
+	/tmp/sfrep chain 24 0 || { diag "after rewrite in place"; r=1; }
+	cat $SF/v2/sfchain-static >/tmp/sfrep
+	/tmp/sfrep chain 24 2 || { diag "after rewrite back"; r=1; }
+	cp $SF/v3/sfchain-spie /tmp/sfrep.new
+	mv /tmp/sfrep.new /tmp/sfrep
+	/tmp/sfrep chain 24 0 || { diag "after rename"; r=1; }
+	rm -f /tmp/sfrep
+	return $r
+}
+
+# At a cap that holds about one section, alternating programs evict each
+# other and every walk stays exact; the cache stays under the cap.
+t_sframe_eviction() {
+	sf_need v2 || return 4
+	r=0
+	old=$(cat $SFPARAM)
+	for i in 1 2 3; do cp $SF/v2/sfchain-static /tmp/sfev$i; done
+	b0=$(stat sframe_bytes)
+	/tmp/sfev1 chain 8 0 || r=1
+	cost=$(( $(stat sframe_bytes) - b0 ))
+	kb=$(( (cost + 1023) / 1024 ))
+	diag "one section costs $cost bytes: cap $kb KiB"
+	echo $kb >$SFPARAM
+	e0=$(stat sframe_evictions)
+	for round in 1 2 3; do
+		for i in 2 3 1; do
+			/tmp/sfev$i chain 8 0 || { diag "sfev$i round $round"; r=1; }
+		done
+	done
+	ev=$(( $(stat sframe_evictions) - e0 ))
+	diag "evictions: $ev, cached bytes $(stat sframe_bytes)"
+	expect_ge "evictions" $ev 3 || r=1
+	expect_ge "cap in bytes vs cached bytes" $((kb * 1024)) $(stat sframe_bytes) || r=1
+	echo $old >$SFPARAM
+	rm -f /tmp/sfev1 /tmp/sfev2 /tmp/sfev3
+	return $r
+}
+
+T_SFRAME="t_sframe_chain_v2_static t_sframe_chain_v2_static_pie t_sframe_chain_v2_dynamic \
+	t_sframe_chain_v3_static t_sframe_chain_v3_static_pie t_sframe_chain_v3_dynamic \
+	t_sframe_shared_dlopen_v2 t_sframe_shared_dlopen_v3 t_sframe_deferred_v2 t_sframe_deferred_v3 t_sframe_mixed_fp_v2 t_sframe_mixed_fp_v3 \
+	t_sframe_prologue_epilogue_v2 t_sframe_prologue_epilogue_v3 t_sframe_off_control \
+	t_sframe_hostile t_sframe_replaced_file t_sframe_eviction"
