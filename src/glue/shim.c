@@ -244,8 +244,8 @@ void unwind_rs_sframe_unlock(void)
 
 /*
  * The VMA of current that holds @ip: its range and page offset in @v, and
- * a reference to its file if it is a file-backed executable mapping (the
- * caller fput()s it).  NULL with an empty range when @ip is unmapped.
+ * a reference to its file if it is an executable mapping of a regular
+ * file (the caller fput()s it).  NULL with an empty range when @ip is unmapped.
  * mmap_read_lock() and vma_lookup() are inline; the lock is held only
  * here, never while user memory or the file is read.
  */
@@ -266,7 +266,9 @@ struct file *unwind_rs_vma_file(unsigned long ip, struct unwind_rs_vma *v)
 		v->start = vma->vm_start;
 		v->end = vma->vm_end;
 		v->pgoff = vma->vm_pgoff;
-		if (vma->vm_file && (vma->vm_flags & VM_EXEC))
+		/* Regular files only: reading a device has side effects. */
+		if (vma->vm_file && (vma->vm_flags & VM_EXEC) &&
+		    S_ISREG(file_inode(vma->vm_file)->i_mode))
 			file = get_file(vma->vm_file);
 	}
 	mmap_read_unlock(mm);
