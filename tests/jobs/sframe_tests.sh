@@ -81,6 +81,57 @@ sf_deferred() {
 t_sframe_deferred_v2() { sf_deferred v2; }
 t_sframe_deferred_v3() { sf_deferred v3; }
 
+# Debian's perf on a frame-pointer-less program (leaf, 16 x chain, run,
+# main): "samples leafy complete" of COMM's samples in FILE.
+sf_perf_chains() {
+	$PERF script -i $1 --no-inline -F comm,ip,sym 2>/dev/null | awk -v comm=$2 '
+	BEGIN { RS = ""; FS = "\n" }
+	{
+		split($1, h, " ")
+		if (h[1] != comm)
+			next
+		samples++
+		leaf = ch = run = main = 0
+		for (i = 2; i <= NF; i++) {
+			split($i, f, " ")
+			if (f[2] == "leaf") leaf = 1
+			else if (f[2] == "chain") ch++
+			else if (f[2] == "run") run = 1
+			else if (f[2] == "main") main = 1
+		}
+		if (!leaf)
+			next
+		leafy++
+		if (ch == 16 && run && main)
+			complete++
+	}
+	END { print samples + 0, leafy + 0, complete + 0 }'
+}
+
+# perf record --call-graph fp,defer gives complete stacks (the module
+# walks with SFrame before the return to user space); --call-graph fp
+# (perf's own frame-pointer walk in the sample) cannot.
+sf_perf() {
+	sf_need $1 || return 4
+	perf_ready || return
+	r=0
+	for cg in fp,defer fp; do
+		perf_rec $PD/sf-$1.data $cg $SF/$1/sfchain-static spin 16 30000000 || return 1
+		set -- $1 $(sf_perf_chains $PD/sf-$1.data sfchain-static)
+		diag "$1 --call-graph $cg: $2 samples, $4 of $3 in the leaf complete"
+		expect_ge "$cg: samples in the leaf" $3 20 || r=1
+		case $cg in
+		fp,defer) expect_ge "fp,defer: complete stacks (99%)" $4 $(( $3 * 99 / 100 )) || r=1 ;;
+		fp) expect_ge "fp: incomplete stacks (90%)" $(( $3 - $4 )) $(( $3 * 9 / 10 )) || r=1 ;;
+		esac
+		set -- $1
+	done
+	rm -f $PD/sf-*.data
+	return $r
+}
+t_sframe_perf_defer_v2() { sf_perf v2; }
+t_sframe_perf_defer_v3() { sf_perf v3; }
+
 # Requests at a function's entry, body and epilogue (CFA rsp+8, +48, +8).
 sf_edges() {
 	sf_need $1 || return 4
@@ -192,4 +243,5 @@ T_SFRAME="t_sframe_chain_v2_static t_sframe_chain_v2_static_pie t_sframe_chain_v
 	t_sframe_chain_v3_static t_sframe_chain_v3_static_pie t_sframe_chain_v3_dynamic \
 	t_sframe_shared_dlopen_v2 t_sframe_shared_dlopen_v3 t_sframe_deferred_v2 t_sframe_deferred_v3 t_sframe_mixed_fp_v2 t_sframe_mixed_fp_v3 \
 	t_sframe_prologue_epilogue_v2 t_sframe_prologue_epilogue_v3 t_sframe_off_control \
-	t_sframe_hostile t_sframe_replaced_file t_sframe_eviction"
+	t_sframe_hostile t_sframe_replaced_file t_sframe_eviction \
+	t_sframe_perf_defer_v2 t_sframe_perf_defer_v3"

@@ -19,6 +19,9 @@
  *	the leaf asks for a deferred unwind (UT_IOC_DEFERRED, ut_op OP:
  *	UT_OP_REQUEST or UT_OP_REQUEST_NMI, from a real NMI); the trace the
  *	callback got before the return to user space must be exact.
+ *   sfchain spin DEPTH LOOPS
+ *	the leaf loops LOOPS times, no syscall: a CPU-bound workload with a
+ *	known stack (leaf, DEPTH x chain, run, main) for perf record.
  *   sfchain edges MODE
  *	requests from the entry, the body and the epilogue of an assembly
  *	function without frame pointer: each trace must be exact.
@@ -36,10 +39,18 @@ static uint64_t *got = frames;	/* the trace to check */
 
 extern char sf_leaf_ip[];
 
+static volatile unsigned long spin_sink;
+
 static __attribute__((noinline, noclone)) void leaf(struct sf_chain *c)
 {
-	long ret;
+	long ret, i;
 
+	if (c->spin > 0) {
+		for (i = 0; i < c->spin; i++)
+			spin_sink += i;
+		c->ra[0] = (unsigned long)__builtin_return_address(0);
+		return;
+	}
 	asm volatile("syscall\n"
 		     ".globl sf_leaf_ip\n"
 		     "sf_leaf_ip:"
@@ -292,6 +303,13 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "chain"))
 		return run_one(RUN_CHAIN, atoi(argv[2]), atoi(argv[3]), NULL, how);
+	if (!strcmp(argv[1], "spin")) {
+		static struct sf_chain c;
+
+		c.spin = atol(argv[3]);
+		run(&c, RUN_CHAIN, atoi(argv[2]), NULL);
+		return UT_PASS;
+	}
 	if (!strcmp(argv[1], "deferred"))
 		return run_deferred(atoi(argv[2]), atoi(argv[3]));
 	if (!strcmp(argv[1], "mixed"))

@@ -17,6 +17,7 @@ struct sf_chain {
 	unsigned long cmd;		/* the leaf's ioctl: UT_IOC_UNWIND ... */
 	void *arg;			/* ... on &req, or UT_IOC_DEFERRED */
 	int fd;
+	long spin;			/* > 0: the leaf loops this long instead */
 	long ret;
 	unsigned long leaf_ip;		/* the syscall's return address */
 	/* ra[0]: the leaf's; ra[k], 1 <= k <= depth: chain level k's;
