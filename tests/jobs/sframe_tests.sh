@@ -239,9 +239,31 @@ t_sframe_eviction() {
 	return $r
 }
 
+# Unload with sections cached, and walks right after a reload: the cache
+# is emptied at unload (sframe_bytes back to 0 with a fresh module) and
+# refilled; every walk stays exact.  Leaves both modules loaded.
+t_sframe_unload_cached() {
+	sf_need v2 || return 4
+	sf_need v3 || return 4
+	r=0
+	i=0
+	while [ $i -lt 5 ]; do
+		if grep -q '^unwind_test ' /proc/modules; then rmmod unwind_test || return 1; fi
+		if grep -q '^unwind_deferred ' /proc/modules; then unload_core || return 1; fi
+		load_core || return 1
+		insmod $MODDIR/unwind_test.ko || return 1
+		expect_eq "cached bytes after load" $(stat sframe_bytes) 0 || r=1
+		$SF/v2/sfchain-dyn chain 8 0 >/dev/null || { diag "v2 dyn after reload $i"; r=1; }
+		$SF/v3/sfchain-static chain 8 2 >/dev/null || { diag "v3 static after reload $i"; r=1; }
+		[ $(stat sframe_sections) -ge 2 ] || { diag "no section cached ($i)"; r=1; }
+		i=$((i + 1))
+	done
+	return $r
+}
+
 T_SFRAME="t_sframe_chain_v2_static t_sframe_chain_v2_static_pie t_sframe_chain_v2_dynamic \
 	t_sframe_chain_v3_static t_sframe_chain_v3_static_pie t_sframe_chain_v3_dynamic \
 	t_sframe_shared_dlopen_v2 t_sframe_shared_dlopen_v3 t_sframe_deferred_v2 t_sframe_deferred_v3 t_sframe_mixed_fp_v2 t_sframe_mixed_fp_v3 \
 	t_sframe_prologue_epilogue_v2 t_sframe_prologue_epilogue_v3 t_sframe_off_control \
 	t_sframe_hostile t_sframe_replaced_file t_sframe_eviction \
-	t_sframe_perf_defer_v2 t_sframe_perf_defer_v3"
+	t_sframe_perf_defer_v2 t_sframe_perf_defer_v3 t_sframe_unload_cached"
