@@ -2,7 +2,7 @@
 /*
  * User side of scripts/bench.  Prints "BENCH <key> <value>" lines; the
  * host takes medians over rounds and the ratios.
- *   bench walk DEPTH | irq DEPTH | cache N M DEPTH | workload none|perf|deferred
+ *   bench walk DEPTH | walkcold DEPTH | irq DEPTH | cache N M DEPTH | workload none|perf|deferred
  *   bench getpid N
  */
 #define _GNU_SOURCE
@@ -64,9 +64,24 @@ static __attribute__((noinline)) void at_depth(int depth, void (*fn)(void *), vo
 static void do_walk(void *arg)
 {
 	struct ub_walk *w = arg;
+#ifdef BENCH_RAW_SYSCALL
+	/*
+	 * The SFrame build (scripts/build-sframe-progs): Debian's libc has
+	 * neither SFrame nor frame pointers, so the syscall is made here,
+	 * in code the walk can step through, not in libc's ioctl().
+	 */
+	long ret;
 
+	asm volatile("syscall"
+		     : "=a"(ret)
+		     : "a"((long)SYS_ioctl), "D"((long)fd), "S"((long)UB_IOC_WALK), "d"(w)
+		     : "rcx", "r11", "memory");
+	if (ret)
+		die("walk");
+#else
 	if (ioctl(fd, UB_IOC_WALK, w))
 		die("walk");
+#endif
 }
 
 static void do_irq(void *arg)
@@ -209,7 +224,24 @@ int main(int argc, char **argv)
 	fd = open("/sys/kernel/debug/unwind_bench/ctl", O_RDWR);
 	if (fd < 0)
 		die("open ctl");
-	if (!strcmp(t, "walk")) {
+	if (!strcmp(t, "walkcold")) {
+		/*
+		 * The first lookup of a file never walked: the same one-walk
+		 * ioctl twice from this process (the module warms up with an
+		 * untimed walk, so the difference shows in the syscall's time).
+		 */
+		struct ub_walk w = { .rounds = 1, .max = 1024 };
+		double t0, t1, t2;
+
+		t0 = now();
+		at_depth(depth, do_walk, &w);
+		t1 = now();
+		at_depth(depth, do_walk, &w);
+		t2 = now();
+		printf("BENCH walkcold%d_first_ns %.0f\n", depth, (t1 - t0) * 1e9);
+		printf("BENCH walkcold%d_second_ns %.0f\n", depth, (t2 - t1) * 1e9);
+		printf("BENCH walkcold%d_frames %u\n", depth, w.ours_frames);
+	} else if (!strcmp(t, "walk")) {
 		struct ub_walk w = { .rounds = 200, .max = 1024 };
 
 		at_depth(depth, do_walk, &w);

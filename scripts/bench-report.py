@@ -38,6 +38,18 @@ def main():
         ratio_row(f"walk per frame, depth {d}", f"walk{d}_ours_ns_per_frame",
                   f"walk{d}_perf_ns_per_frame", "ns/frame")
     ratio_row("4 callers x 16 samples, one entry, depth 64", "cache_deferred_ns", "cache_sync_ns", "ns")
+    if "sfwalk64_ours_ns_per_frame" in vals:
+        print("\n| our walk per frame | SFrame (no frame pointers) median [min, max] | "
+              "frame pointers median [min, max] | unit | SFrame / FP |")
+        print("| --- | --- | --- | --- | --- |")
+        for d in (8, 64, 256):
+            ratio_row(f"depth {d}", f"sfwalk{d}_ours_ns_per_frame",
+                      f"walk{d}_ours_ns_per_frame", "ns/frame")
+        # The same syscall twice: the first one's extra is discovery.
+        first, second = med("sfwalkcold64_first_ns"), med("sfwalkcold64_second_ns")
+        print(f"\nfirst lookup of a file never walked (depth 64): {first - second:.0f} ns "
+              f"(the walk's syscall {first:.0f} ns the first time, {second:.0f} ns the next; "
+              f"ELF headers, section read, validated and cached)")
     print(f"\nwalks for 4 x 16 requests in one entry: {med('cache_walks'):.0f} (perf: 64 walks)")
     base = med("workload_none_s")
     print("\n| workload (depth 64, cpu-clock 10 kHz) | run time median [min, max] | vs no sampling |")

@@ -32,6 +32,8 @@ struct UnwindDeferred {
     // Unregisters the hooks and cleans every task.
     _hooks: glue::hooks::Registration,
     _debugfs: glue::stats::Debugfs,
+    // Last: no walk runs any more.
+    _sframe: unwind::SframeCache,
 }
 
 impl kernel::Module for UnwindDeferred {
@@ -44,6 +46,7 @@ impl kernel::Module for UnwindDeferred {
             _perf: perf,
             _hooks: hooks,
             _debugfs: debugfs,
+            _sframe: unwind::SframeCache,
         })
     }
 }

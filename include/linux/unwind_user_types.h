@@ -17,6 +17,8 @@ enum unwind_user_type {
 	UNWIND_USER_TYPE_FP		= BIT(0),
 	/* IA32 emulation: 4-byte slots, CS/SS segment bases applied */
 	UNWIND_USER_TYPE_COMPAT_FP	= BIT(1),
+	/* x86-64 SFrame (.sframe, PT_GNU_SFRAME), found from the mapped file */
+	UNWIND_USER_TYPE_SFRAME		= BIT(2),
 };
 
 /**
@@ -36,9 +38,10 @@ struct unwind_stacktrace {
  * @fp: frame pointer of the current frame
  * @cs_base: code segment base (compat only)
  * @ss_base: stack segment base (compat only)
- * @current_type: how the frames are read
+ * @current_type: how the current frame was reached (the caller's step)
  * @ws: word size of a stack slot in bytes
  * @done: no more frames
+ * @topmost: the current frame is the interrupted one (its IP is exact)
  */
 struct unwind_user_state {
 	unsigned long		ip;
@@ -49,6 +52,7 @@ struct unwind_user_state {
 	enum unwind_user_type	current_type;
 	unsigned int		ws;
 	bool			done;
+	bool			topmost;
 };
 
 #endif /* _LINUX_UNWIND_USER_TYPES_H */

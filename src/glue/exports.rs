@@ -79,7 +79,9 @@ pub(crate) unsafe extern "C" fn unwind_user_next(state: *mut UnwindUserState) ->
         state.done = true;
         return errno(EINVAL);
     }
-    match state.next() {
+    // The iteration API has nowhere to keep a walk's mappings: each step
+    // looks its mapping up again (cached sections, no file reads).
+    match state.next(&mut unwind::Memo::new()) {
         Ok(()) => 0,
         Err(e) => errno(e),
     }

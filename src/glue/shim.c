@@ -6,9 +6,14 @@
  */
 #include <linux/debugfs.h>
 #include <linux/export.h>
+#include <linux/fs.h>
 #include <linux/hardirq.h>
 #include <linux/irqflags.h>
+#include <linux/mm.h>
+#include <linux/mmap_lock.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
@@ -34,7 +39,12 @@ static_assert(sizeof(struct unwind_user_state) == 56 &&
 	      offsetof(struct unwind_user_state, ss_base) == 32 &&
 	      offsetof(struct unwind_user_state, current_type) == 40 &&
 	      offsetof(struct unwind_user_state, ws) == 44 &&
-	      offsetof(struct unwind_user_state, done) == 48);
+	      offsetof(struct unwind_user_state, done) == 48 &&
+	      offsetof(struct unwind_user_state, topmost) == 49);
+static_assert(sizeof(struct unwind_rs_vma) == 24 &&
+	      sizeof(struct unwind_rs_file_id) == 56 &&
+	      offsetof(struct unwind_rs_file_id, ctime_nsec) == 40 &&
+	      offsetof(struct unwind_rs_file_id, generation) == 48);
 static_assert(offsetof(struct unwind_cache, nr_entries) == 8 &&
 	      offsetof(struct unwind_cache, entries) == 16);
 
@@ -191,4 +201,98 @@ void unwind_rs_debugfs_create(const char *const *names, u64 *values,
 void unwind_rs_debugfs_remove(void)
 {
 	debugfs_remove(unwind_rs_debugfs);
+}
+
+/* One 8-byte user word at @addr (an SFrame rule's load), without faulting. */
+int unwind_rs_read_word_nofault(unsigned long addr, unsigned long *out)
+{
+	unsigned long __user *p = (unsigned long __user *)addr;
+	int ret;
+
+	if (!access_ok(p, sizeof(*p)))
+		return -EFAULT;
+	pagefault_disable();
+	ret = __get_user(*out, p);
+	pagefault_enable();
+	return ret;
+}
+
+/* SFrame discovery (src/unwind/sframe_find.rs, sframe_cache.rs). */
+
+static unsigned int sframe_cache_kb = 4096;
+module_param(sframe_cache_kb, uint, 0644);
+MODULE_PARM_DESC(sframe_cache_kb,
+		 "memory for cached SFrame sections in KiB (0: frame pointers only)");
+
+unsigned int unwind_rs_sframe_cache_kb(void)
+{
+	return READ_ONCE(sframe_cache_kb);
+}
+
+/* The cache's lock: a mutex, as misses read files with it dropped. */
+static DEFINE_MUTEX(unwind_rs_sframe_mutex);
+
+void unwind_rs_sframe_lock(void)
+{
+	mutex_lock(&unwind_rs_sframe_mutex);
+}
+
+void unwind_rs_sframe_unlock(void)
+{
+	mutex_unlock(&unwind_rs_sframe_mutex);
+}
+
+/*
+ * The VMA of current that holds @ip: its range and page offset in @v, and
+ * a reference to its file if it is an executable mapping of a regular
+ * file (the caller fput()s it).  NULL with an empty range when @ip is unmapped.
+ * mmap_read_lock() and vma_lookup() are inline; the lock is held only
+ * here, never while user memory or the file is read.
+ */
+struct file *unwind_rs_vma_file(unsigned long ip, struct unwind_rs_vma *v)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	struct file *file = NULL;
+
+	v->start = 0;
+	v->end = 0;
+	v->pgoff = 0;
+	if (!mm)
+		return NULL;
+	mmap_read_lock(mm);
+	vma = vma_lookup(mm, ip);
+	if (vma) {
+		v->start = vma->vm_start;
+		v->end = vma->vm_end;
+		v->pgoff = vma->vm_pgoff;
+		/* Regular files only: reading a device has side effects. */
+		if (vma->vm_file && (vma->vm_flags & VM_EXEC) &&
+		    S_ISREG(file_inode(vma->vm_file)->i_mode))
+			file = get_file(vma->vm_file);
+	}
+	mmap_read_unlock(mm);
+	return file;
+}
+
+/*
+ * What tells one version of a file from any other: the inode (device,
+ * number, generation) and what any write or truncation changes (ctime,
+ * mtime, size).  file_inode() and the time accessors are inline.
+ */
+void unwind_rs_file_id(struct file *file, struct unwind_rs_file_id *id)
+{
+	struct inode *inode = file_inode(file);
+	struct timespec64 c = inode_get_ctime(inode);
+	struct timespec64 m = inode_get_mtime(inode);
+
+	id->dev = inode->i_sb->s_dev;
+	id->ino = inode->i_ino;
+	id->size = i_size_read(inode);
+	id->ctime_sec = c.tv_sec;
+	id->mtime_sec = m.tv_sec;
+	id->ctime_nsec = c.tv_nsec;
+	id->mtime_nsec = m.tv_nsec;
+	id->generation = inode->i_generation;
+	id->pad = 0;
 }

@@ -8,8 +8,29 @@
 
 #include <linux/types.h>
 
+struct file;
 struct pt_regs;
 struct task_struct;
+
+/* A VMA's range and page offset (unwind_rs_vma_file()). */
+struct unwind_rs_vma {
+	unsigned long start;
+	unsigned long end;
+	unsigned long pgoff;
+};
+
+/* A file version's identity (unwind_rs_file_id()): the SFrame cache key. */
+struct unwind_rs_file_id {
+	u64 dev;
+	u64 ino;
+	u64 size;
+	s64 ctime_sec;
+	s64 mtime_sec;
+	u32 ctime_nsec;
+	u32 mtime_nsec;
+	u32 generation;
+	u32 pad;
+};
 
 struct pt_regs *unwind_rs_user_regs(void);
 bool unwind_rs_regs_compat(struct pt_regs *regs);
@@ -27,5 +48,11 @@ void unwind_rs_walk_threads(unwind_rs_thread_fn fn, void *arg);
 void unwind_rs_debugfs_create(const char *const *names, u64 *values,
 			      unsigned int n);
 void unwind_rs_debugfs_remove(void);
+int unwind_rs_read_word_nofault(unsigned long addr, unsigned long *out);
+unsigned int unwind_rs_sframe_cache_kb(void);
+void unwind_rs_sframe_lock(void);
+void unwind_rs_sframe_unlock(void);
+struct file *unwind_rs_vma_file(unsigned long ip, struct unwind_rs_vma *v);
+void unwind_rs_file_id(struct file *file, struct unwind_rs_file_id *id);
 
 #endif /* _UNWIND_RS_SHIM_H */

@@ -42,7 +42,52 @@ extern "C" {
         n: c_uint,
     );
     pub(crate) fn unwind_rs_debugfs_remove();
+    /// One 8-byte user word at `addr`, without faulting: 0 or `-EFAULT`.
+    pub(crate) fn unwind_rs_read_word_nofault(addr: c_ulong, out: *mut c_ulong) -> c_int;
+    /// The `sframe_cache_kb` module parameter.
+    pub(crate) fn unwind_rs_sframe_cache_kb() -> c_uint;
+    /// The SFrame cache's mutex.
+    pub(crate) fn unwind_rs_sframe_lock();
+    pub(crate) fn unwind_rs_sframe_unlock();
+    /// Current's VMA at `ip` and a reference to its `struct file` if it
+    /// is an executable file mapping (NULL otherwise; `v` empty if
+    /// unmapped).  The file is `c_void` here: bindgen's `struct file`
+    /// holds a zero-sized member that `improper_ctypes` refuses.
+    pub(crate) fn unwind_rs_vma_file(ip: c_ulong, v: *mut VmaInfo) -> *mut c_void;
+    /// The identity of `file`'s current version.
+    pub(crate) fn unwind_rs_file_id(file: *mut c_void, id: *mut FileId);
 }
+
+/// Matches `struct unwind_rs_vma` in `shim.h` (checked by `shim.c`).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub(crate) struct VmaInfo {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) pgoff: usize,
+}
+
+/// Matches `struct unwind_rs_file_id` in `shim.h` (checked by `shim.c`).
+#[repr(C)]
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct FileId {
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    pub(crate) size: u64,
+    pub(crate) ctime_sec: i64,
+    pub(crate) mtime_sec: i64,
+    pub(crate) ctime_nsec: u32,
+    pub(crate) mtime_nsec: u32,
+    pub(crate) generation: u32,
+    pub(crate) pad: u32,
+}
+
+const _: () = {
+    assert!(core::mem::size_of::<VmaInfo>() == 24);
+    assert!(core::mem::size_of::<FileId>() == 56);
+    assert!(core::mem::offset_of!(FileId, ctime_nsec) == 40);
+    assert!(core::mem::offset_of!(FileId, generation) == 48);
+};
 
 /// Interrupts disabled on this CPU for the guard's lifetime.
 ///

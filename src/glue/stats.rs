@@ -40,6 +40,13 @@ stats! {
     Queued => "queued",
     Callbacks => "callbacks",
     Exec => "exec",
+    SframeFrames => "sframe_frames",
+    SframeHits => "sframe_hits",
+    SframeReads => "sframe_reads",
+    SframeSections => "sframe_sections",
+    SframeRejects => "sframe_rejects",
+    SframeEvictions => "sframe_evictions",
+    SframeBytes => "sframe_bytes",
 }
 
 const N: usize = NAMES.len();
@@ -51,6 +58,11 @@ static COUNTERS: [AtomicU64; N] = [ZERO; N];
 /// Counts one `stat` event.
 pub(crate) fn inc(stat: Stat) {
     COUNTERS[stat as usize].fetch_add(1, Ordering::Relaxed);
+}
+
+/// Sets a gauge (`SframeBytes`).
+pub(crate) fn set(stat: Stat, v: u64) {
+    COUNTERS[stat as usize].store(v, Ordering::Relaxed);
 }
 
 /// The debugfs directory with one file per counter.  Debugfs failures are

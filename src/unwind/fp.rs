@@ -1,10 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Frame-pointer unwinding of the current task's user stack.
+//! The walk of the current task's user stack: SFrame where the IP's
+//! mapping has a section with a row for it, frame pointers otherwise
+//! (upstream's order), so a stack that mixes both kinds of code walks as
+//! far as the data allows.
 //!
-//! A frame is `[fp] = caller's fp` and `[fp + ws] = return address`, with
-//! `ws` the word size (8 native, 4 compat).  The walk only ever moves up the
-//! stack, reads user memory through `copy_from_user()` (which refuses
+//! A frame-pointer frame is `[fp] = caller's fp` and `[fp + ws] = return
+//! address`, with `ws` the word size (8 native, 4 compat).  An SFrame
+//! step computes the caller's registers from the row (`sframe::step`);
+//! the topmost frame uses the row of its exact IP (a sample in a prologue
+//! or epilogue), the others that of their return address minus one (the
+//! call, which may be a function's last instruction).  An SFrame step
+//! that fails falls back to frame pointers; an outermost row (RA
+//! undefined) ends the walk.  SFrame is 64-bit only, and only where
+//! faults are allowed (`sframe_find::Memo`).  The walk only ever moves up
+//! the stack, reads user memory through `copy_from_user()` (which refuses
 //! non-user addresses) and stops at the first frame that does not look
 //! right, keeping the entries it has.
 
@@ -12,13 +22,17 @@ use kernel::prelude::*;
 use kernel::uaccess::UserSlice;
 
 use super::compat;
-use super::regs::UserRegs;
+use super::regs::{self, UserRegs};
+use super::sframe;
+use super::sframe_find::Memo;
 use crate::glue::shim;
+use crate::glue::stats::{self, Stat};
 
 /// Matches `enum unwind_user_type` in `include/linux/unwind_user_types.h`.
 pub(crate) const TYPE_NONE: u32 = 0;
 pub(crate) const TYPE_FP: u32 = 1 << 0;
 pub(crate) const TYPE_COMPAT_FP: u32 = 1 << 1;
+pub(crate) const TYPE_SFRAME: u32 = 1 << 2;
 
 /// Matches `struct unwind_stacktrace` (`glue/shim.c` checks the C side).
 #[repr(C)]
@@ -43,6 +57,7 @@ pub(crate) struct UnwindUserState {
     pub(crate) current_type: u32,
     pub(crate) ws: u32,
     pub(crate) done: bool,
+    pub(crate) topmost: bool,
 }
 
 const _: () = {
@@ -51,6 +66,7 @@ const _: () = {
     assert!(core::mem::offset_of!(UnwindUserState, current_type) == 40);
     assert!(core::mem::offset_of!(UnwindUserState, ws) == 44);
     assert!(core::mem::offset_of!(UnwindUserState, done) == 48);
+    assert!(core::mem::offset_of!(UnwindUserState, topmost) == 49);
 };
 
 impl UnwindUserState {
@@ -65,6 +81,7 @@ impl UnwindUserState {
             current_type: TYPE_NONE,
             ws: 0,
             done: true,
+            topmost: false,
         }
     }
 
@@ -90,22 +107,65 @@ impl UnwindUserState {
             self.fp = regs.bp;
         }
         self.done = false;
+        self.topmost = true;
         Ok(())
     }
 
-    /// Steps to the caller's frame.  On failure the walk is over.
-    pub(crate) fn next(&mut self) -> Result {
+    /// Steps to the caller's frame, with the mappings `memo` has seen (a
+    /// walk passes the same memo to every step).  On failure the walk is
+    /// over.
+    pub(crate) fn next(&mut self, memo: &mut Memo) -> Result {
         if self.done {
             return Err(EINVAL);
         }
-        let ret = self.step();
+        let ret = self.step(memo);
         if ret.is_err() {
             self.done = true;
         }
         ret
     }
 
-    fn step(&mut self) -> Result {
+    fn step(&mut self, memo: &mut Memo) -> Result {
+        let topmost = core::mem::replace(&mut self.topmost, false);
+        if self.current_type == TYPE_COMPAT_FP {
+            return self.step_fp();
+        }
+        let pc = if topmost {
+            self.ip
+        } else {
+            self.ip.wrapping_sub(1)
+        };
+        if let Some(row) = memo.row(pc) {
+            let now = sframe::Regs {
+                pc: self.ip as u64,
+                sp: self.sp as u64,
+                fp: self.fp as u64,
+            };
+            let caller = if topmost {
+                sframe::step_with(&row, &now, regs::dwarf_reg, read_word)
+            } else {
+                sframe::step(&row, &now, read_word)
+            };
+            match caller {
+                Ok(Some(r)) => {
+                    self.ip = r.pc as usize;
+                    self.sp = r.sp as usize;
+                    self.fp = r.fp as usize;
+                    self.current_type = TYPE_SFRAME;
+                    stats::inc(Stat::SframeFrames);
+                    return Ok(());
+                }
+                // The outermost frame: a clean end.
+                Ok(None) => return Err(EINVAL),
+                // Bad data or an unreadable slot: frame pointers may know.
+                Err(_) => {}
+            }
+        }
+        self.current_type = TYPE_FP;
+        self.step_fp()
+    }
+
+    fn step_fp(&mut self) -> Result {
         let ws = self.ws as usize;
         // A frame pointer below the stack pointer (0 included) ends the chain.
         if self.fp < self.sp {
@@ -155,6 +215,19 @@ fn read_frame(fp: usize, compat: bool) -> Result<[usize; 2]> {
     }
 }
 
+/// Reads the 8-byte word at user address `addr` for an SFrame rule:
+/// without faulting first, as `read_frame()`.
+fn read_word(addr: u64) -> Option<u64> {
+    let addr = usize::try_from(addr).ok()?;
+    let mut w = 0usize;
+    // SAFETY: `w` is one writable word; the helper checks that `addr` is
+    // user memory and never faults.
+    if unsafe { shim::unwind_rs_read_word_nofault(addr, &mut w) } == 0 {
+        return Some(w as u64);
+    }
+    read_user::<u64>(addr).ok()
+}
+
 /// Reads a `T` from user address `addr`, faulting the page in if needed.
 fn read_user<T: kernel::types::FromBytes>(addr: usize) -> Result<T> {
     UserSlice::new(addr, core::mem::size_of::<T>())
@@ -166,6 +239,7 @@ fn read_user<T: kernel::types::FromBytes>(addr: usize) -> Result<T> {
 /// frames.  Returns the number of entries written.
 pub(crate) fn unwind(entries: &mut [usize]) -> usize {
     let mut state = UnwindUserState::empty();
+    let mut memo = Memo::new();
     let mut nr = 0;
     if entries.is_empty() || state.start().is_err() {
         return 0;
@@ -177,7 +251,7 @@ pub(crate) fn unwind(entries: &mut [usize]) -> usize {
             break;
         }
         // An error sets `done`, which ends the loop.
-        let _ = state.next();
+        let _ = state.next(&mut memo);
     }
     nr
 }

@@ -51,3 +51,33 @@ fn user_regs() -> Option<core::ptr::NonNull<bindings::pt_regs>> {
 pub(crate) fn has_user_regs() -> bool {
     user_regs().is_some()
 }
+
+/// Current's saved user register of DWARF number `n` (x86-64 numbering:
+/// 0 RAX, 1 RDX, 2 RCX, 3 RBX, 4 RSI, 5 RDI, 6 RBP, 7 RSP, 8-15 R8-R15),
+/// for the topmost frame's SFrame rules (a DRAP register).  After a
+/// `syscall`, RCX and R11 hold the return address and flags.
+pub(crate) fn dwarf_reg(n: u8) -> Option<u64> {
+    let regs = user_regs()?;
+    // SAFETY: As in `UserRegs::current()`: current's saved registers.
+    let r = unsafe { &*regs.as_ptr() };
+    let v = match n {
+        0 => r.ax,
+        1 => r.dx,
+        2 => r.cx,
+        3 => r.bx,
+        4 => r.si,
+        5 => r.di,
+        6 => r.bp,
+        7 => r.sp,
+        8 => r.r8,
+        9 => r.r9,
+        10 => r.r10,
+        11 => r.r11,
+        12 => r.r12,
+        13 => r.r13,
+        14 => r.r14,
+        15 => r.r15,
+        _ => return None,
+    };
+    Some(v as u64)
+}

@@ -2,6 +2,7 @@
 # scripts/bench, inside the guest: every measurement, ROUNDS times.
 . /jobs/lib.sh
 B=/bin/bench64
+SFB=/sframe/v2/bench-sframe
 ROUNDS=${BENCH_ROUNDS:-5}
 echo 1024 >/proc/sys/kernel/perf_event_max_stack
 grep -h hres_active /proc/timer_list | head -1 | sed 's/^ */BENCH-INFO /'
@@ -19,6 +20,17 @@ while [ $r -le $ROUNDS ]; do
 		$B walk $d || echo "BENCH-FAILED walk $d"
 		$B irq $d || echo "BENCH-FAILED irq $d"
 	done
+	# The same walks in bench.c built without frame pointers, with
+	# SFrame v2 (scripts/build-sframe-progs), and the first walk of a
+	# copy never walked: discovery, read and validation of its section.
+	if [ -x $SFB ]; then
+		for d in 8 64 256; do
+			$SFB walk $d | sed 's/^BENCH walk/BENCH sfwalk/' || echo "BENCH-FAILED sfwalk $d"
+		done
+		cp $SFB /tmp/sfb$r
+		/tmp/sfb$r walkcold 64 | sed 's/^BENCH walk/BENCH sfwalk/' || echo "BENCH-FAILED sfcold"
+		rm -f /tmp/sfb$r
+	fi
 	$B cache 4 16 64 || echo "BENCH-FAILED cache"
 	for m in none perf deferred; do
 		$B workload $m || echo "BENCH-FAILED workload $m"

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Finding the SFrame section for a user IP, without help from user space.
+//!
+//! In task context (faults and sleeping allowed): under `mmap_read_lock`,
+//! the IP's VMA; if it is an executable file mapping, a reference to the
+//! file and the VMA's start and page offset; the lock is dropped.  Then,
+//! unless the file's version is cached ([`super::sframe_cache`]): its ELF
+//! header and program headers ([`super::elf`]), `PT_GNU_SFRAME`, the
+//! section's header, the section itself (its header-derived length, at
+//! most `p_filesz` and the caps), validated once with
+//! [`sframe::Section::new`].  The mapping's bias comes from the `PT_LOAD`
+//! that maps its file offset, so executables, PIEs, shared and dlopen'd
+//! libraries need no registration.
+//!
+//! A walk keeps the mappings it looked up in a [`Memo`]: the VMA lock and
+//! the cache's mutex are taken once per mapping and walk, and a frame's
+//! lookup reads only the cached section (never user memory).
+
+use kernel::alloc::KVVec;
+use kernel::bindings;
+use kernel::ffi::c_void;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+use super::elf::{Ehdr, Segments, EHDR_LEN, PAGE_SIZE};
+use super::sframe::{self, Row, HEADER_LEN};
+use super::sframe_cache::{self as cache, Entry, Sframe};
+use crate::glue::shim::{self, FileId, VmaInfo};
+use crate::glue::stats::{self, Stat};
+
+/// The largest section read, whatever the cap (clang's are ~9 MiB).
+const MAX_SECTION: usize = 32 << 20;
+/// Mappings remembered per walk (program, a few libraries, the vDSO).
+const MEMO_LEN: usize = 8;
+
+/// A reference to a `struct file`, dropped with `fput()`.
+struct FileRef(*mut c_void);
+
+impl FileRef {
+    /// The identity of the file's current version.
+    fn id(&self) -> FileId {
+        let mut id = FileId::default();
+        // SAFETY: We hold a reference to the file.
+        unsafe { shim::unwind_rs_file_id(self.0, &mut id) };
+        id
+    }
+
+    /// Fills `buf` from file offset `pos`: `Ok(false)` if the file ends
+    /// first (a short file is a bad file, not an I/O error).
+    fn read_exact(&self, buf: &mut [u8], pos: u64) -> Result<bool> {
+        let mut done = 0;
+        let mut pos = i64::try_from(pos).map_err(|_| EINVAL)?;
+        while done < buf.len() {
+            let rest = &mut buf[done..];
+            // SAFETY: We hold a reference to the file; `rest` is writable
+            // for its length; `kernel_read()` advances `pos`.
+            let n = unsafe {
+                bindings::kernel_read(
+                    self.0.cast(),
+                    rest.as_mut_ptr().cast(),
+                    rest.len(),
+                    &mut pos,
+                )
+            };
+            match n {
+                0 => return Ok(false),
+                n if n < 0 => return Err(Error::from_errno(n as i32)),
+                n => done += n as usize,
+            }
+        }
+        Ok(true)
+    }
+}
+
+impl Drop for FileRef {
+    fn drop(&mut self) {
+        // SAFETY: Drops the reference `unwind_rs_vma_file()` took.
+        unsafe { bindings::fput(self.0.cast()) };
+    }
+}
+
+/// Why a file yields no section.  `None` (not an x86-64 ELF64 file, no
+/// `PT_GNU_SFRAME`) and `Bad` (a `PT_GNU_SFRAME` that is unusable) are
+/// about the file's bytes and are cached (negative entry); `Io` (a read
+/// error, no memory) is not.
+enum Miss {
+    None,
+    Bad,
+    Io,
+}
+
+impl From<Error> for Miss {
+    fn from(_: Error) -> Self {
+        Miss::Io
+    }
+}
+
+/// Reads and validates the SFrame section of `file`.
+fn read_sframe(file: &FileRef) -> core::result::Result<Sframe, Miss> {
+    let mut eh = [0u8; EHDR_LEN];
+    if !file.read_exact(&mut eh, 0)? {
+        return Err(Miss::None);
+    }
+    let ehdr = Ehdr::parse(&eh).map_err(|_| Miss::None)?;
+    // At most MAX_PHNUM (64) headers of 56 bytes.
+    let mut ph = KVVec::from_elem(0u8, ehdr.phdrs_len(), GFP_KERNEL).map_err(|_| Miss::Io)?;
+    if !file.read_exact(&mut ph, ehdr.phoff)? {
+        return Err(Miss::None);
+    }
+    let segs = Segments::parse(&ehdr, &ph).map_err(|_| Miss::None)?;
+    let p = segs.sframe.ok_or(Miss::None)?;
+    let mut hdr = [0u8; HEADER_LEN];
+    if p.filesz < HEADER_LEN as u64 || !file.read_exact(&mut hdr, p.offset)? {
+        return Err(Miss::Bad);
+    }
+    // The header's length, not p_filesz: ld pads the segment.
+    let len = sframe::section_len(&hdr).map_err(|_| Miss::Bad)?;
+    if len as u64 > p.filesz || len > MAX_SECTION || len > cache::cap() {
+        return Err(Miss::Bad);
+    }
+    let mut data = KVVec::from_elem(0u8, len, GFP_KERNEL).map_err(|_| Miss::Io)?;
+    if !file.read_exact(&mut data, p.offset)? {
+        return Err(Miss::Bad);
+    }
+    stats::inc(Stat::SframeReads);
+    // The length came from the same header: anything else is a bug.
+    if !sframe::Section::new(&data, p.vaddr).is_ok_and(|s| s.len() == len) {
+        return Err(Miss::Bad);
+    }
+    stats::inc(Stat::SframeSections);
+    Ok(Sframe {
+        segs,
+        vaddr: p.vaddr,
+        data,
+    })
+}
+
+/// The cached entry of `file`'s current version, read if needed; `None`
+/// on an I/O error or no memory (nothing cached: the next walk retries).
+fn entry_of(file: &FileRef) -> Option<Arc<Entry>> {
+    let id = file.id();
+    if let Some(e) = cache::get(&id) {
+        return Some(e);
+    }
+    let sframe = match read_sframe(file) {
+        Ok(s) => Some(s),
+        Err(Miss::None) => None,
+        Err(Miss::Bad) => {
+            stats::inc(Stat::SframeRejects);
+            None
+        }
+        Err(Miss::Io) => return None,
+    };
+    let e = Arc::new(Entry::new(id, sframe), GFP_KERNEL).ok()?;
+    cache::insert(&e);
+    Some(e)
+}
+
+/// One mapping of a walk: its range and, if its file has a usable
+/// section that describes this mapping, the entry and the bias.
+struct Mapping {
+    start: usize,
+    end: usize,
+    bias: u64,
+    entry: Option<Arc<Entry>>,
+}
+
+impl Mapping {
+    /// Current's mapping at `ip`; `None` if `ip` is unmapped.
+    fn find(ip: usize) -> Option<Self> {
+        let mut v = VmaInfo::default();
+        // SAFETY: Task context (the memo checked `can_fault()`); `v` is
+        // writable; a non-NULL result is a reference we own.
+        let file = unsafe { shim::unwind_rs_vma_file(ip, &mut v) };
+        if v.start >= v.end {
+            return None;
+        }
+        let mut m = Mapping {
+            start: v.start,
+            end: v.end,
+            bias: 0,
+            entry: None,
+        };
+        if file.is_null() {
+            return Some(m);
+        }
+        let file = FileRef(file);
+        let Some(entry) = entry_of(&file) else {
+            return Some(m);
+        };
+        let off = (v.pgoff as u64).wrapping_mul(PAGE_SIZE);
+        if let Some(bias) = entry
+            .sframe
+            .as_ref()
+            .and_then(|s| s.segs.bias(v.start as u64, off))
+        {
+            m.bias = bias;
+            m.entry = Some(entry);
+        }
+        Some(m)
+    }
+
+    /// The SFrame row for `pc` in this mapping, if any.
+    fn row(&self, pc: usize) -> Option<Row> {
+        let s = self.entry.as_ref()?.sframe.as_ref()?;
+        // Validated when cached: O(1).
+        let section = sframe::Section::parse(&s.data, s.vaddr).ok()?;
+        section
+            .lookup((pc as u64).wrapping_sub(self.bias))
+            .ok()
+            .flatten()
+    }
+}
+
+/// The mappings one walk has looked up.
+pub(crate) struct Memo {
+    maps: [Option<Mapping>; MEMO_LEN],
+    next: usize,
+    enabled: bool,
+}
+
+impl Memo {
+    /// A memo for a walk in the current context: SFrame is used only
+    /// where faults are allowed (discovery sleeps) and when the cache's
+    /// cap is not 0.
+    pub(crate) fn new() -> Self {
+        Self {
+            maps: [const { None }; MEMO_LEN],
+            next: 0,
+            enabled: shim::can_fault() && cache::cap() != 0,
+        }
+    }
+
+    /// The SFrame row for user address `pc`, if its mapping has one.
+    pub(crate) fn row(&mut self, pc: usize) -> Option<Row> {
+        if !self.enabled {
+            return None;
+        }
+        if let Some(m) = self
+            .maps
+            .iter()
+            .flatten()
+            .find(|m| m.start <= pc && pc < m.end)
+        {
+            return m.row(pc);
+        }
+        let m = Mapping::find(pc)?;
+        let row = m.row(pc);
+        self.maps[self.next % MEMO_LEN] = Some(m);
+        self.next = self.next.wrapping_add(1);
+        row
+    }
+}
