@@ -24,7 +24,7 @@ perf_rec() {
 	pr_cg=$2
 	shift 2
 	mkdir -p $PD
-	if ! $PERF record -q -B -N -o $pr_out -e cpu-clock -c 500000 \
+	if ! $PERF record -q -B -N ${PERF_REC_OPTS:-} -o $pr_out -e cpu-clock -c 500000 \
 		--call-graph $pr_cg -- "$@" >$pr_out.log 2>&1; then
 		diag "perf record --call-graph $pr_cg failed:"
 		sed 's/^/#   /' $pr_out.log | tail -5
@@ -32,8 +32,9 @@ perf_rec() {
 	fi
 }
 
-# perf_chains FILE DEPTH COMM: "samples leafy complete cookies tramps edge"
-# of COMM's samples, from perf script's merged callchains.
+# perf_chains FILE DEPTH COMM: "samples leafy complete cookies tramps edge
+# kern" of COMM's samples, from perf script's merged callchains (kern: leafy
+# samples taken in the kernel, with kernel frames before the user ones).
 perf_chains() {
 	$PERF script -i $1 --no-inline -F comm,ip,sym,dso 2>/dev/null | awk -v depth=$2 -v comm=$3 '
 	BEGIN { RS = ""; FS = "\n" }
@@ -42,7 +43,7 @@ perf_chains() {
 		if (h[1] != comm)
 			next
 		samples++
-		leaf = rec = outer = main = user = 0
+		leaf = rec = outer = main = user = kframes = 0
 		first = ""
 		for (i = 2; i <= NF; i++) {
 			split($i, f, " ")
@@ -51,8 +52,10 @@ perf_chains() {
 			else if (f[2] == "outer") outer = 1
 			else if (f[2] == "main" || f[2] == "thread") main = 1
 			if ($i ~ /\(cookie\)/) cookies++
-			if (f[1] ~ /^ffff/)
+			if (f[1] ~ /^ffff/) {
+				kframes++
 				continue
+			}
 			if (!user++)
 				first = f[2]
 			else if ($i ~ /\[uprobes\]/)
@@ -61,12 +64,14 @@ perf_chains() {
 		if (!leaf)
 			next
 		leafy++
+		if (kframes)
+			kern++
 		if (rec == depth + 1 && outer && main)
 			complete++
 		else if (first == "leaf" && rec == depth && outer && main)
 			edge++
 	}
-	END { print samples + 0, leafy + 0, complete + edge, cookies + 0, tramps + 0, edge + 0 }'
+	END { print samples + 0, leafy + 0, complete + edge, cookies + 0, tramps + 0, edge + 0, kern + 0 }'
 }
 
 # perf_deferred FILE: "records samples_with_cookie max_ips" in FILE, from
@@ -86,9 +91,9 @@ perf_check() {
 	set -- "$@" $(perf_chains $2 $3 $4) $(perf_deferred $2)
 	pc_label=$1 pc_mode=$5 samples=$6 leafy=$7 complete=$8 cookies=$9
 	shift 9
-	tramps=$1 edge=$2 records=$3 cookie_samples=$4
+	tramps=$1 edge=$2 kern=$3 records=$4 cookie_samples=$5
 	diag "$pc_label: $samples samples, $complete of $leafy leafy complete ($edge in" \
-		"leaf's prologue or epilogue), $records deferred records," \
+		"leaf's prologue or epilogue, $kern in the kernel), $records deferred records," \
 		"$cookie_samples deferred samples, $cookies unmerged"
 	pc_r=0
 	expect_ge "$pc_label: leafy samples" $leafy 20 || pc_r=1
@@ -126,7 +131,17 @@ perf_defer_abi() {
 	perf_check "sync" $PD/sync.data 16 $pd_comm sync || r=1
 	perf_rec $PD/defer.data fp,defer $pd_prog 16 mixed 1500 || return 1
 	perf_check "defer" $PD/defer.data 16 $pd_comm defer || r=1
-	rm -f $PD/*.data
+	# Samples in syscalls: kernel frames, then the deferred user stack.
+	set -- $(perf_chains $PD/defer.data 16 $pd_comm)
+	expect_ge "leafy samples taken in the kernel" $7 10 || r=1
+	# perf report's call graph, built from the merged stacks.
+	$PERF report -i $PD/defer.data --stdio -g --no-children --no-inline \
+		--comms $pd_comm 2>/dev/null >$PD/report.txt
+	for fn in leaf recurse probed outer main; do
+		grep -qw "$fn" $PD/report.txt || { diag "perf report -g lacks $fn"; r=1; }
+	done
+	grep -m 12 -E "leaf|recurse|main" $PD/report.txt | sed 's/^/# /'
+	rm -f $PD/*.data $PD/report.txt
 	return $r
 }
 
@@ -176,8 +191,8 @@ t_perf_defer_unload() {
 	diag "unloaded during the session after $tries busy retries"
 	wait $pid || r=1
 	set -- $(perf_chains $PD/unload.data 16 perf_work64) $(perf_deferred $PD/unload.data)
-	diag "unload: $1 samples, $3 of $2 leafy complete, $7 records, $8 deferred samples, $4 unmerged"
-	expect_ge "deferred records before the unload" $7 1 || r=1
+	diag "unload: $1 samples, $3 of $2 leafy complete, $8 records, $9 deferred samples, $4 unmerged"
+	expect_ge "deferred records before the unload" $8 1 || r=1
 	expect_ge "1% of the leafy samples, against the edge ones" $(($2 / 100)) $6 || r=1
 	expect_eq "complete stacks" $3 $2 || r=1
 	expect_ge "leafy samples" $2 20 || r=1
@@ -197,6 +212,55 @@ t_perf_defer_exiting_threads() {
 	perf_check "threads" $PD/threads.data 8 perf_work64 defer || r=1
 	set -- $(perf_chains $PD/threads.data 8 perf_work64)
 	expect_eq "unmerged samples" $4 0 || r=1
+	rm -f $PD/*.data
+	return $r
+}
+
+# The module loaded in the middle of a session: deferral starts.
+t_perf_defer_module_loaded_during() {
+	perf_ready || return
+	t_clean_slate || return 1
+	r=0
+	perf_rec $PD/late.data fp,defer $PW64 16 mixed 3000 &
+	pid=$!
+	n=0
+	until pidof perf_work64 >/dev/null || [ $n -ge 600 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	sleep 1
+	load_core || r=1
+	wait $pid || r=1
+	set -- $(perf_chains $PD/late.data 16 perf_work64) $(perf_deferred $PD/late.data)
+	diag "loaded during: $1 samples, $3 of $2 leafy complete, $8 records, $9 deferred samples, $4 unmerged"
+	expect_ge "deferred samples after the load" $9 1 || r=1
+	expect_ge "synchronous samples before it" $(($1 - $9)) 1 || r=1
+	expect_eq "complete stacks" $3 $2 || r=1
+	expect_ge "leafy samples" $2 20 || r=1
+	expect_eq "unmerged samples" $4 0 || r=1
+	insmod $MODDIR/unwind_test.ko || r=1
+	rm -f $PD/*.data
+	return $r
+}
+
+# System wide (-a): several processes, 64- and 32-bit, threads, both CPUs.
+t_perf_defer_system_wide() {
+	perf_ready || return
+	r=0
+	PERF_REC_OPTS=-a perf_rec $PD/sys.data fp,defer sh -c \
+		"$PW64 16 mixed 800 & $PW32 16 mixed 800 & $PW64 16 sys 40 10 & wait" || return 1
+	for comm in perf_work64 perf_work32; do
+		set -- $(perf_chains $PD/sys.data 16 $comm)
+		diag "$comm: $1 samples, $3 of $2 leafy complete, $4 unmerged"
+		expect_ge "$comm leafy samples" $2 20 || r=1
+		expect_eq "$comm complete stacks" $3 $2 || r=1
+		expect_ge "$comm: 1% of the samples, against the unmerged ones" $(($1 / 100)) $4 || r=1
+	done
+	set -- $(perf_deferred $PD/sys.data)
+	diag "system wide: $1 records, $2 deferred samples"
+	expect_ge "records" $1 1 || r=1
+	cpus=$($PERF script -i $PD/sys.data -F comm,cpu 2>/dev/null | awk '$1 ~ /perf_work/ { print $2 }' | sort -u | wc -l)
+	expect_ge "CPUs with samples of the workload" $cpus 2 || r=1
 	rm -f $PD/*.data
 	return $r
 }
@@ -275,7 +339,8 @@ t_trace_cmd_events() {
 	return $r
 }
 
-# The last two unload the core and end with it and unwind_test loaded.
+# The last three unload the core and end with it and unwind_test loaded.
 T_PERF="t_perf_defer64 t_perf_defer32 t_perf_defer_exiting_threads \
-	t_perf_defer_max_stack t_perf_defer_uretprobe t_trace_cmd_events \
-	t_perf_defer_without_module t_perf_defer_unload"
+	t_perf_defer_system_wide t_perf_defer_max_stack t_perf_defer_uretprobe \
+	t_trace_cmd_events t_perf_defer_without_module t_perf_defer_unload \
+	t_perf_defer_module_loaded_during"
