@@ -30,22 +30,35 @@ if [ -x /usr/bin/perf ]; then
 	perf script -i /tmp/demo.data --no-merge-callchains --no-inline -F comm,tid,time,ip,sym,dso \
 		2>/dev/null >/tmp/demo.raw
 	echo '$ perf script --no-merge-callchains    # a sample in the kernel, its user part deferred:' | out
-	awk 'BEGIN { RS = ""; ORS = "\n\n" } /\(cookie\)/ && /kernel/ { print; exit }' /tmp/demo.raw | out
+	awk 'BEGIN { RS = ""; ORS = "\n\n" } /\(cookie\)/ && /sys_getppid/ { print; exit }' \
+		/tmp/demo.raw >/tmp/demo.one
+	out </tmp/demo.one
+	cookie=$(awk '/\(cookie\)/ { print $1; exit }' /tmp/demo.one)
 	echo '# ... and the record with its user stack, written before the return to user space:' | out
-	awk 'BEGIN { RS = ""; ORS = "\n\n" } /DEFERRED CALLCHAIN/ { print; exit }' /tmp/demo.raw | out
+	awk -v c="[cookie: $cookie]" 'BEGIN { RS = ""; ORS = "\n\n" } index($0, c) { print; exit }' \
+		/tmp/demo.raw | out
 	echo '$ perf script                          # perf merges them by cookie:' | out
 	perf script -i /tmp/demo.data --no-inline -F comm,tid,time,ip,sym,dso 2>/dev/null |
-		awk 'BEGIN { RS = ""; ORS = "\n\n" } /kernel/ && /leaf/ { print; exit }' | out
+		awk 'BEGIN { RS = ""; ORS = "\n\n" } /sys_getppid/ && /leaf/ { print; exit }' | out
+	echo '$ perf report --stdio -g --no-children' | out
+	perf report -i /tmp/demo.data --stdio -g --no-children --no-inline --comms perf_work64 \
+		2>/dev/null | grep -v '^#' | grep -v '^$' | head -24 | out
 	echo "# $(grep -c 'DEFERRED CALLCHAIN' /tmp/demo.raw) deferred records for" \
 		"$(grep -c '(cookie)' /tmp/demo.raw) deferred samples" | out
-	rm -f /tmp/demo.data /tmp/demo.raw
+	rm -f /tmp/demo.data /tmp/demo.raw /tmp/demo.one
 fi
 if [ -x /usr/bin/trace-cmd ]; then
 	echo "UT-SECTION Debian's trace-cmd reads the consumer's events"
 	echo demo64 >/sys/kernel/debug/unwind_ftrace/comm
 	echo '$ trace-cmd record -e unwind_ftrace demo64 && trace-cmd report' | out
 	trace-cmd record -q -o /tmp/demo.dat -e unwind_ftrace /bin/demo64 >/dev/null 2>&1
-	trace-cmd report -i /tmp/demo.dat 2>/dev/null | grep unwind_ | head -4 | cut -c1-160 | out
+	trace-cmd report -i /tmp/demo.dat 2>/dev/null >/tmp/demo.txt
+	# The program's own write(2): the request, then its stack by cookie.
+	awk '/unwind_request:.*syscall=1 / { for (i = 1; i <= NF; i++) if ($i ~ /^cookie=/) c = $i; print; exit }' \
+		/tmp/demo.txt | cut -c1-160 | out
+	c=$(awk '/unwind_request:.*syscall=1 / { for (i = 1; i <= NF; i++) if ($i ~ /^cookie=/) { print $i; exit } }' /tmp/demo.txt)
+	grep "unwind_stack: *$c " /tmp/demo.txt | head -1 | cut -c1-200 | out
+	rm -f /tmp/demo.txt
 	rm -f /tmp/demo.dat
 fi
 rmmod unwind_ftrace && unload_core
