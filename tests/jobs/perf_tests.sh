@@ -32,6 +32,20 @@ perf_rec() {
 	fi
 }
 
+# perf_rec_bg OUT: a 3 s fp,defer session of perf_work64 in the
+# background ($pid), returning 1 s into the workload (perf takes a while
+# to start under TCG).
+perf_rec_bg() {
+	perf_rec $1 fp,defer $PW64 16 mixed 3000 &
+	pid=$!
+	n=0
+	until pidof perf_work64 >/dev/null || [ $n -ge 600 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	sleep 1
+}
+
 # perf_chains FILE DEPTH COMM: "samples leafy complete cookies tramps edge
 # kern" of COMM's samples, from perf script's merged callchains (kern: leafy
 # samples taken in the kernel, with kernel frames before the user ones).
@@ -172,15 +186,7 @@ t_perf_defer_unload() {
 	perf_ready || return
 	t_clean_slate && load_core || return 1
 	r=0
-	perf_rec $PD/unload.data fp,defer $PW64 16 mixed 3000 &
-	pid=$!
-	# perf takes a while to start under TCG: unload once the workload runs.
-	n=0
-	until pidof perf_work64 >/dev/null || [ $n -ge 600 ]; do
-		sleep 0.1
-		n=$((n + 1))
-	done
-	sleep 1
+	perf_rec_bg $PD/unload.data
 	# A hook that is running pins the module for its duration: retry.
 	tries=0
 	until rmmod unwind_deferred 2>/dev/null; do
@@ -221,14 +227,7 @@ t_perf_defer_module_loaded_during() {
 	perf_ready || return
 	t_clean_slate || return 1
 	r=0
-	perf_rec $PD/late.data fp,defer $PW64 16 mixed 3000 &
-	pid=$!
-	n=0
-	until pidof perf_work64 >/dev/null || [ $n -ge 600 ]; do
-		sleep 0.1
-		n=$((n + 1))
-	done
-	sleep 1
+	perf_rec_bg $PD/late.data
 	load_core || r=1
 	wait $pid || r=1
 	set -- $(perf_chains $PD/late.data 16 perf_work64) $(perf_deferred $PD/late.data)
