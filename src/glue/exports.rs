@@ -43,7 +43,7 @@ pub(crate) unsafe extern "C" fn unwind_user(
     }
     // SAFETY: The caller provides `max_entries` writable entries.
     let entries = unsafe { core::slice::from_raw_parts_mut(trace.entries, max_entries as usize) };
-    trace.nr = unwind::unwind(entries) as u32;
+    trace.nr = unwind::unwind(entries, None) as u32;
     0
 }
 

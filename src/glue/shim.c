@@ -44,7 +44,9 @@ static_assert(sizeof(struct unwind_user_state) == 56 &&
 static_assert(sizeof(struct unwind_rs_vma) == 24 &&
 	      sizeof(struct unwind_rs_file_id) == 56 &&
 	      offsetof(struct unwind_rs_file_id, ctime_nsec) == 40 &&
-	      offsetof(struct unwind_rs_file_id, generation) == 48);
+	      offsetof(struct unwind_rs_file_id, generation) == 48 &&
+	      sizeof(struct unwind_rs_mm_key) == 24 &&
+	      offsetof(struct unwind_rs_mm_key, seq) == 16);
 static_assert(offsetof(struct unwind_cache, nr_entries) == 8 &&
 	      offsetof(struct unwind_cache, entries) == 16);
 
@@ -295,4 +297,34 @@ void unwind_rs_file_id(struct file *file, struct unwind_rs_file_id *id)
 	id->mtime_nsec = m.tv_nsec;
 	id->generation = inode->i_generation;
 	id->pad = 0;
+}
+
+/*
+ * current's address space and the version of its mappings, for the memo of
+ * mappings the unwinders keep between walks.  mm_lock_seq is odd while
+ * mmap_lock is write-locked and moves on at every write unlock, so two
+ * equal even values mean no mapping changed in between; self_exec_id
+ * tells a new mm at a recycled address (exec) from the old one.  False
+ * (no key, no memo) while a writer holds the lock, and without per-VMA
+ * locks, which is what maintains the sequence.
+ */
+bool unwind_rs_mm_key(struct unwind_rs_mm_key *k)
+{
+#ifdef CONFIG_PER_VMA_LOCK
+	struct mm_struct *mm = current->mm;
+	unsigned int seq;
+
+	if (!mm)
+		return false;
+	seq = raw_read_seqcount(&mm->mm_lock_seq);
+	if (seq & 1)
+		return false;
+	k->mm = (unsigned long)mm;
+	k->exec_id = current->self_exec_id;
+	k->seq = seq;
+	k->pad = 0;
+	return true;
+#else
+	return false;
+#endif
 }

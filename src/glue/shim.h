@@ -32,6 +32,17 @@ struct unwind_rs_file_id {
 	u32 pad;
 };
 
+/*
+ * Which address space, and which version of its mappings (unwind_rs_mm_key()):
+ * the key of the unwinders' mappings memo.
+ */
+struct unwind_rs_mm_key {
+	unsigned long mm;
+	u64 exec_id;
+	u32 seq;
+	u32 pad;
+};
+
 struct pt_regs *unwind_rs_user_regs(void);
 bool unwind_rs_regs_compat(struct pt_regs *regs);
 int unwind_rs_read_words_nofault(unsigned long addr, unsigned long *out, bool compat);
@@ -54,5 +65,6 @@ void unwind_rs_sframe_lock(void);
 void unwind_rs_sframe_unlock(void);
 struct file *unwind_rs_vma_file(unsigned long ip, struct unwind_rs_vma *v);
 void unwind_rs_file_id(struct file *file, struct unwind_rs_file_id *id);
+bool unwind_rs_mm_key(struct unwind_rs_mm_key *k);
 
 #endif /* _UNWIND_RS_SHIM_H */

@@ -56,6 +56,9 @@ extern "C" {
     pub(crate) fn unwind_rs_vma_file(ip: c_ulong, v: *mut VmaInfo) -> *mut c_void;
     /// The identity of `file`'s current version.
     pub(crate) fn unwind_rs_file_id(file: *mut c_void, id: *mut FileId);
+    /// Current's address space and the version of its mappings; false
+    /// while they are being changed (or cannot be versioned).
+    pub(crate) fn unwind_rs_mm_key(k: *mut MmKey) -> bool;
 }
 
 /// Matches `struct unwind_rs_vma` in `shim.h` (checked by `shim.c`).
@@ -82,7 +85,28 @@ pub(crate) struct FileId {
     pub(crate) pad: u32,
 }
 
+/// Matches `struct unwind_rs_mm_key` in `shim.h` (checked by `shim.c`).
+#[repr(C)]
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct MmKey {
+    pub(crate) mm: usize,
+    pub(crate) exec_id: u64,
+    pub(crate) seq: u32,
+    pub(crate) pad: u32,
+}
+
+/// Current's address space and the version of its mappings: two equal
+/// keys mean the same address space with no mapping changed in between.
+/// `None` while a mapping is being changed.
+pub(crate) fn mm_key() -> Option<MmKey> {
+    let mut k = MmKey::default();
+    // SAFETY: `k` is writable; the helper only reads current's state.
+    unsafe { unwind_rs_mm_key(&mut k) }.then_some(k)
+}
+
 const _: () = {
+    assert!(core::mem::size_of::<MmKey>() == 24);
+    assert!(core::mem::offset_of!(MmKey, seq) == 16);
     assert!(core::mem::size_of::<VmaInfo>() == 24);
     assert!(core::mem::size_of::<FileId>() == 56);
     assert!(core::mem::offset_of!(FileId, ctime_nsec) == 40);

@@ -47,6 +47,7 @@ stats! {
     SframeRejects => "sframe_rejects",
     SframeEvictions => "sframe_evictions",
     SframeBytes => "sframe_bytes",
+    MapLookups => "map_lookups",
 }
 
 const N: usize = NAMES.len();

@@ -14,9 +14,11 @@ use kernel::prelude::*;
 
 use super::{Current, TaskInfo};
 use crate::glue::stats::{self, Stat};
+use crate::unwind::SavedMaps;
 
-/// Entries that fit in one page after the header (510, as upstream).
-pub(crate) const MAX_ENTRIES: usize = (4096 - 16) / core::mem::size_of::<usize>();
+/// Entries that fit in one page after the header and the memo pointer
+/// (509: upstream's 510 less the slot that holds `maps`).
+pub(crate) const MAX_ENTRIES: usize = (4096 - 24) / core::mem::size_of::<usize>();
 
 /// Matches `struct unwind_cache` in `include/linux/unwind_deferred_types.h`
 /// (`glue/shim.c` checks the C side); `walking` sits in its padding.
@@ -31,12 +33,17 @@ pub(crate) struct UnwindCache {
     /// by the walk) must not touch them.  Owning task only.
     walking: AtomicBool,
     entries: UnsafeCell<[usize; MAX_ENTRIES]>,
+    /// The mappings the walks of this task looked up (see
+    /// `unwind::SavedMaps`), kept between kernel entries.  Owning task
+    /// only; freed with the cache.
+    maps: UnsafeCell<Option<KBox<SavedMaps>>>,
 }
 
 const _: () = {
     assert!(core::mem::size_of::<UnwindCache>() == 4096);
     assert!(core::mem::offset_of!(UnwindCache, nr_entries) == 8);
     assert!(core::mem::offset_of!(UnwindCache, entries) == 16);
+    assert!(core::mem::offset_of!(UnwindCache, maps) == 4088);
 };
 
 // SAFETY: Other CPUs only reach `unwind_completed`, an atomic; the cells are
@@ -50,13 +57,13 @@ impl UnwindCache {
     }
 
     /// This entry's trace as `(nr, entries)`, walked by `walk` into the
-    /// cache if none is cached yet.  `walk` gets the room and returns the
-    /// entries written.  The pointer stays valid until the cache is freed;
+    /// cache if none is cached yet.  `walk` gets the room and the task's
+    /// saved mappings, and returns the entries written.  The pointer stays valid until the cache is freed;
     /// its first `nr` entries until the task returns to user space.
     pub(crate) fn trace(
         &self,
         _cur: &Current,
-        walk: impl FnOnce(&mut [usize]) -> usize,
+        walk: impl FnOnce(&mut [usize], &mut Option<KBox<SavedMaps>>) -> usize,
     ) -> Result<(u32, *mut usize)> {
         let entries = self.entries.get().cast::<usize>();
         // SAFETY: Only the owning task, which `_cur` proves we run on,
@@ -71,9 +78,11 @@ impl UnwindCache {
         if self.walking.swap(true, Ordering::Relaxed) {
             return Err(EBUSY);
         }
-        // SAFETY: Only the owning task touches `entries`, and `walking`
-        // keeps a nested call away: this is the only reference.
-        let n = walk(unsafe { &mut *self.entries.get() }) as u32;
+        // SAFETY: Only the owning task touches `entries` and `maps`, and
+        // `walking` keeps a nested call away: these are the only references.
+        let n = walk(unsafe { &mut *self.entries.get() }, unsafe {
+            &mut *self.maps.get()
+        }) as u32;
         // SAFETY: As above, owner only.
         unsafe { *self.nr_entries.get() = n };
         self.walking.store(false, Ordering::Relaxed);

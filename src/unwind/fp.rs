@@ -24,7 +24,7 @@ use kernel::uaccess::UserSlice;
 use super::compat;
 use super::regs::{self, UserRegs};
 use super::sframe;
-use super::sframe_find::Memo;
+use super::sframe_find::{Memo, SavedMaps};
 use crate::glue::shim;
 use crate::glue::stats::{self, Stat};
 
@@ -236,14 +236,25 @@ fn read_user<T: kernel::types::FromBytes>(addr: usize) -> Result<T> {
 }
 
 /// Walks current's user stack into `entries`, at most `entries.len()`
-/// frames.  Returns the number of entries written.
-pub(crate) fn unwind(entries: &mut [usize]) -> usize {
+/// frames, with the mappings `saved` kept from current's earlier walks
+/// (`None`: a one-off walk).  Returns the number of entries written.
+pub(crate) fn unwind(entries: &mut [usize], saved: Option<&mut Option<KBox<SavedMaps>>>) -> usize {
     let mut state = UnwindUserState::empty();
-    let mut memo = Memo::new();
-    let mut nr = 0;
     if entries.is_empty() || state.start().is_err() {
         return 0;
     }
+    let Some(saved) = saved else {
+        return walk(&mut state, entries, &mut Memo::new());
+    };
+    let mut memo = Memo::resume(saved);
+    let nr = walk(&mut state, entries, &mut memo);
+    memo.save(saved);
+    nr
+}
+
+/// Fills `entries` from a started `state`.
+fn walk(state: &mut UnwindUserState, entries: &mut [usize], memo: &mut Memo) -> usize {
+    let mut nr = 0;
     while !state.done {
         entries[nr] = state.ip;
         nr += 1;
@@ -251,7 +262,7 @@ pub(crate) fn unwind(entries: &mut [usize]) -> usize {
             break;
         }
         // An error sets `done`, which ends the loop.
-        let _ = state.next(&mut memo);
+        let _ = state.next(memo);
     }
     nr
 }

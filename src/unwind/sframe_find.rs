@@ -14,8 +14,27 @@
 //! libraries need no registration.
 //!
 //! A walk keeps the mappings it looked up in a [`Memo`]: the VMA lock and
-//! the cache's mutex are taken once per mapping and walk, and a frame's
-//! lookup reads only the cached section (never user memory).
+//! the cache's mutex are taken once per mapping, and a frame's lookup
+//! reads only the cached section (never user memory).  A task keeps its
+//! memo between walks ([`SavedMaps`], in its unwind cache) while its
+//! address space's mappings stay the same: a task sampled again and again
+//! looks its mappings up once, not at every walk.
+//!
+//! The memo's guarantee: a walk reuses saved mappings only if the key of
+//! current's address space ([`shim::mm_key`]: the mm, its exec and the
+//! even `mm_lock_seq`) read at its start equals the key read at the start
+//! of the walk that looked them up.  Every lookup follows the read of its
+//! walk's key, and any change of a mapping write-locks `mmap_lock`, which
+//! makes the sequence odd (no key: nothing reused, nothing saved) and then
+//! moves it on: so a reused mapping is what a fresh lookup would have
+//! found at some point after this walk's key was read.  A mapping changed
+//! during a walk may be used until the walk ends, as without the memo;
+//! memory safety never depends on it (sections are reference counted,
+//! user memory is read with `copy_from_user()`).  A file rewritten in place
+//! while mapped (no `mmap_lock`) is seen at the next change of the
+//! address space's mappings; a replaced file (rename, new inode) needs a
+//! new mapping anyway.  Saved mappings keep their sections alive after
+//! the cache evicts them, until the task walks with another key or exits.
 
 use kernel::alloc::KVVec;
 use kernel::bindings;
@@ -26,7 +45,7 @@ use kernel::sync::Arc;
 use super::elf::{Ehdr, Segments, EHDR_LEN, PAGE_SIZE};
 use super::sframe::{self, Row, HEADER_LEN};
 use super::sframe_cache::{self as cache, Entry, Sframe};
-use crate::glue::shim::{self, FileId, VmaInfo};
+use crate::glue::shim::{self, FileId, MmKey, VmaInfo};
 use crate::glue::stats::{self, Stat};
 
 /// The largest section read, whatever the cap (clang's are ~9 MiB).
@@ -169,6 +188,7 @@ struct Mapping {
 impl Mapping {
     /// Current's mapping at `ip`; `None` if `ip` is unmapped.
     fn find(ip: usize) -> Option<Self> {
+        stats::inc(Stat::MapLookups);
         let mut v = VmaInfo::default();
         // SAFETY: Task context (the memo checked `can_fault()`); `v` is
         // writable; a non-NULL result is a reference we own.
@@ -213,11 +233,23 @@ impl Mapping {
     }
 }
 
+/// The mappings a task's earlier walks looked up, kept between walks in
+/// the task's unwind cache, with the key of the address space they belong
+/// to (see the module documentation).
+pub(crate) struct SavedMaps {
+    key: MmKey,
+    maps: [Option<Mapping>; MEMO_LEN],
+    next: usize,
+}
+
 /// The mappings one walk has looked up.
 pub(crate) struct Memo {
     maps: [Option<Mapping>; MEMO_LEN],
     next: usize,
     enabled: bool,
+    /// Current's address-space key at the start of the walk, if it has
+    /// one: the mappings may then be saved for the next walk.
+    key: Option<MmKey>,
 }
 
 impl Memo {
@@ -229,6 +261,50 @@ impl Memo {
             maps: [const { None }; MEMO_LEN],
             next: 0,
             enabled: shim::can_fault() && cache::cap() != 0,
+            key: None,
+        }
+    }
+
+    /// A memo that starts with the mappings `saved` holds if current's
+    /// address space is still the one, with the same mappings, that they
+    /// were looked up in.
+    pub(crate) fn resume(saved: &mut Option<KBox<SavedMaps>>) -> Self {
+        let mut memo = Self::new();
+        if !memo.enabled {
+            return memo;
+        }
+        memo.key = shim::mm_key();
+        if let (Some(key), Some(s)) = (memo.key, saved.as_deref_mut()) {
+            if s.key == key {
+                memo.maps = core::mem::replace(&mut s.maps, [const { None }; MEMO_LEN]);
+                memo.next = s.next;
+            }
+        }
+        memo
+    }
+
+    /// Keeps this walk's mappings in `saved` for the next walk (or drops
+    /// what `saved` held if this walk had no key).
+    pub(crate) fn save(self, saved: &mut Option<KBox<SavedMaps>>) {
+        let Some(key) = self.key else {
+            *saved = None;
+            return;
+        };
+        match saved.as_deref_mut() {
+            Some(s) => {
+                s.key = key;
+                s.maps = self.maps;
+                s.next = self.next;
+            }
+            None => {
+                let s = SavedMaps {
+                    key,
+                    maps: self.maps,
+                    next: self.next,
+                };
+                // Without memory the next walk looks its mappings up again.
+                *saved = KBox::new(s, GFP_KERNEL).ok();
+            }
         }
     }
 

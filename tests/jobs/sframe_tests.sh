@@ -239,6 +239,26 @@ t_sframe_eviction() {
 	return $r
 }
 
+# A process walked again and again looks its mappings up once (the memo
+# a task keeps between walks), and again after every change of its
+# mappings; each walk is exact.  The dlopen tests check that code mapped
+# where other code was is never unwound with the old section.
+t_sframe_mappings_memo() {
+	sf_need v2 || return 4
+	r=0
+	for p in sfchain-static sfchain-dyn; do
+		l0=$(stat map_lookups)
+		$SF/v2/$p repeat 24 2 100 || { diag "$p repeat"; r=1; }
+		l1=$(stat map_lookups)
+		$SF/v2/$p repeat 24 2 100 remap || { diag "$p repeat remap"; r=1; }
+		l2=$(stat map_lookups)
+		diag "$p: $((l1 - l0)) lookups for 100 walks, $((l2 - l1)) with a remap before each"
+		[ $((l1 - l0)) -le 10 ] || { diag "$p: the memo was not used"; r=1; }
+		expect_ge "$p lookups with remaps" $((l2 - l1)) 100 || r=1
+	done
+	return $r
+}
+
 # Unload with sections cached, and walks right after a reload: the cache
 # is emptied at unload (sframe_bytes back to 0 with a fresh module) and
 # refilled; every walk stays exact.  Leaves both modules loaded.
@@ -266,4 +286,4 @@ T_SFRAME="t_sframe_chain_v2_static t_sframe_chain_v2_static_pie t_sframe_chain_v
 	t_sframe_shared_dlopen_v2 t_sframe_shared_dlopen_v3 t_sframe_deferred_v2 t_sframe_deferred_v3 t_sframe_mixed_fp_v2 t_sframe_mixed_fp_v3 \
 	t_sframe_prologue_epilogue_v2 t_sframe_prologue_epilogue_v3 t_sframe_off_control \
 	t_sframe_hostile t_sframe_replaced_file t_sframe_eviction \
-	t_sframe_perf_defer_v2 t_sframe_perf_defer_v3 t_sframe_unload_cached"
+	t_sframe_perf_defer_v2 t_sframe_perf_defer_v3 t_sframe_mappings_memo t_sframe_unload_cached"

@@ -80,6 +80,21 @@ static int has_chain(const uint64_t *f, unsigned int nr, unsigned int first)
 	       f[first + 2] == chain_ra[2];
 }
 
+/*
+ * The same for a timer sample: the chain starts at f[first] if the sample
+ * hit chain_leaf, one or two frames later if it hit clock_gettime() or
+ * the vDSO below it.
+ */
+static int has_chain_near(const uint64_t *f, unsigned int nr, unsigned int first)
+{
+	unsigned int j;
+
+	for (j = first; j < first + 3; j++)
+		if (has_chain(f, nr, j))
+			return 1;
+	return 0;
+}
+
 /* --- ftrace consumer ------------------------------------------------------ */
 
 #define MAXEV 4096
@@ -201,7 +216,7 @@ static int t_perf_consumer(void)
 		}
 		if (n && fr[0] == ip)
 			ipmatch++;
-		if (has_chain(fr, n, 1))
+		if (has_chain_near(fr, n, 1))
 			good++;
 	}
 	fclose(f);
@@ -295,8 +310,7 @@ static void cc_user_sample(uint32_t pid, uint32_t tid, const uint64_t *ips, uint
 		if (ips[i] == PERF_CONTEXT_USER) {
 			cc_user++;
 			/* ips[i + 1] is the user IP; then the return addresses. */
-			if (i + 5 <= nr && ips[i + 2] == chain_ra[0] && ips[i + 3] == chain_ra[1] &&
-			    ips[i + 4] == chain_ra[2])
+			if (has_chain_near(ips + i + 1, nr - i - 1, 1))
 				cc_good++;
 			break;
 		}

@@ -27,7 +27,7 @@
 
 #define MAX_DEPTH	2048
 #define MAX_FRAMES	4096
-#define CACHE_ENTRIES	((4096 - 16) / 8)	/* UNWIND_MAX_ENTRIES */
+#define CACHE_ENTRIES	((4096 - 24) / 8)	/* the module cache: 509 */
 
 typedef unsigned long word;	/* one stack slot: 8 or 4 bytes */
 #define WS ((word)sizeof(word))

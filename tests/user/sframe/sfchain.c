@@ -10,6 +10,9 @@
  *	addresses recorded at every depth.  loose: only check that the
  *	walk works and starts at the leaf (hostile copies of the program);
  *	control: the trace must NOT be exact (SFrame turned off).
+ *   sfchain repeat DEPTH MODE N [remap]
+ *	N exact chains in one process (the walks' mappings memo); remap:
+ *	map and unmap a page between them (every walk sees changed mappings)
  *   sfchain mixed DEPTH MODE	levels alternate SFrame and frame-pointer code
  *   sfchain lib DEPTH MODE	the chain is in libsflink.so (SF_DYN)
  *   sfchain dlopen DEPTH MODE LIB [LIB2]
@@ -28,6 +31,7 @@
  */
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #ifdef SF_DYN
 #include <dlfcn.h>
 #endif
@@ -312,6 +316,24 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "deferred"))
 		return run_deferred(atoi(argv[2]), atoi(argv[3]));
+	if (!strcmp(argv[1], "repeat") && argc >= 5) {
+		int remap = argc > 5 && !strcmp(argv[5], "remap");
+		long n = atol(argv[4]), i;
+
+		for (i = 0; i < n; i++) {
+			if (remap) {
+				void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+				if (p == MAP_FAILED || munmap(p, 4096)) {
+					ut_diag("mmap");
+					return UT_FAIL;
+				}
+			}
+			if (run_one(RUN_CHAIN, atoi(argv[2]), atoi(argv[3]), NULL, "exact"))
+				return UT_FAIL;
+		}
+		return UT_PASS;
+	}
 	if (!strcmp(argv[1], "mixed"))
 		return run_one(RUN_MIXED, atoi(argv[2]), atoi(argv[3]), NULL, how);
 #ifdef SF_DYN
