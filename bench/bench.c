@@ -4,6 +4,12 @@
  * host takes medians over rounds and the ratios.
  *   bench walk DEPTH | walkcold DEPTH | irq DEPTH | cache N M DEPTH | workload none|perf|deferred
  *   bench getpid N
+ *   bench anchor DEPTH user|sys UNITS
+ *	scripts/bench --anchor's workload, run under Debian's perf: UNITS
+ *	rounds of work at the bottom of DEPTH frames (user: arithmetic,
+ *	sys: getppid() calls made from the leaf); prints the thread's CPU
+ *	time, which counts the sampling interrupts and the task work that
+ *	the sampling costs this thread, and not the perf tool's own work.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -203,6 +209,45 @@ static void workload(const char *mode)
 		puts("");
 }
 
+static volatile unsigned long anchor_sink;
+
+/* One unit of the anchor workload: about 100,000 instructions. */
+static __attribute__((noinline)) void anchor_leaf(void *arg)
+{
+	unsigned long i;
+
+	if (*(int *)arg) {
+		for (i = 0; i < 400; i++) {
+			long r = SYS_getppid;
+
+#ifdef __x86_64__
+			asm volatile("syscall" : "+a"(r) :: "rcx", "r11", "memory");
+#else
+			asm volatile("int $0x80" : "+a"(r) :: "memory");
+#endif
+			anchor_sink += r;
+		}
+	} else {
+		for (i = 0; i < 25000; i++)
+			anchor_sink += i;
+	}
+}
+
+static void anchor(int depth, const char *kind, long units)
+{
+	int sys = !strcmp(kind, "sys");
+	struct timespec a, b;
+	long i;
+
+	if (depth < 1 || units < 1 || (!sys && strcmp(kind, "user")))
+		die("usage: bench anchor DEPTH user|sys UNITS");
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	for (i = 0; i < units; i++)
+		at_depth(depth, anchor_leaf, &sys);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	printf("ANCHOR cpu_ns %.0f\n", (b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec));
+}
+
 int main(int argc, char **argv)
 {
 	const char *t = argc > 1 ? argv[1] : "";
@@ -215,6 +260,10 @@ int main(int argc, char **argv)
 		for (i = 0; i < n; i++)
 			syscall(SYS_getpid);
 		printf("BENCH getpid_ns %.1f\n", (now() - t0) * 1e9 / n);
+		return 0;
+	}
+	if (!strcmp(t, "anchor") && argc > 4) {
+		anchor(depth, argv[3], atol(argv[4]));
 		return 0;
 	}
 	if (!strcmp(t, "workload")) {

@@ -81,7 +81,8 @@ pub(crate) unsafe extern "C" fn unwind_user_next(state: *mut UnwindUserState) ->
     }
     // The iteration API has nowhere to keep a walk's mappings: each step
     // looks its mapping up again (cached sections, no file reads).
-    match state.next(&mut unwind::Memo::new()) {
+    let mut maps = unwind::MapSet::new();
+    match state.next(&mut unwind::Memo::new(&mut maps)) {
         Ok(()) => 0,
         Err(e) => errno(e),
     }

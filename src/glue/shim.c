@@ -46,6 +46,8 @@ static_assert(sizeof(struct unwind_rs_vma) == 24 &&
 	      offsetof(struct unwind_rs_file_id, ctime_nsec) == 40 &&
 	      offsetof(struct unwind_rs_file_id, generation) == 48 &&
 	      sizeof(struct unwind_rs_mm_key) == 24 &&
+	      sizeof(struct unwind_rs_fp_walk) == 56 &&
+	      offsetof(struct unwind_rs_fp_walk, nr) == 48 &&
 	      offsetof(struct unwind_rs_mm_key, seq) == 16);
 static_assert(offsetof(struct unwind_cache, nr_entries) == 8 &&
 	      offsetof(struct unwind_cache, entries) == 16);
@@ -130,6 +132,67 @@ int unwind_rs_read_words_nofault(unsigned long addr, unsigned long *out, bool co
 		pagefault_enable();
 	}
 	return ret;
+}
+
+/*
+ * Frame-pointer steps of a 64-bit user stack in one user access section,
+ * for as long as the IPs stay in [lo, hi) (a mapping without SFrame data,
+ * src/unwind/fp.rs decides).  The steps are fp.rs's step_fp(), written
+ * here because a user access section cannot span calls into Rust: the
+ * per-frame helper call, access_ok() and pagefault toggle it saves are most
+ * of a frame's cost.  Never faults: on a page that is not present it stops
+ * with -EFAULT and the state at that frame, for fp.rs to fault it in.
+ * Returns 0 when the IP left the range or @w->max entries are written, 1
+ * at the end of the chain (a frame that does not look right).
+ */
+int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w)
+{
+	unsigned long ip = w->ip, sp = w->sp, fp = w->fp, next, ra;
+	unsigned int nr = w->nr;
+	int ret = 0;
+
+	if (nr >= w->max)
+		return 0;
+	pagefault_disable();
+	if (!user_read_access_begin((void __user *)fp, 16)) {
+		ret = 1;
+		goto out;
+	}
+	for (;;) {
+		/*
+		 * A frame below the stack pointer (0 included), outside user
+		 * memory or not aligned ends the chain.  The section was opened
+		 * for the first frame: access_ok() checks each.
+		 */
+		if (fp < sp || (fp & 7) || !access_ok((void __user *)fp, 16)) {
+			ret = 1;
+			break;
+		}
+		unsafe_get_user(next, (unsigned long __user *)fp, fault);
+		unsafe_get_user(ra, (unsigned long __user *)(fp + 8), fault);
+		sp = fp + 16;
+		fp = next;
+		ip = ra;
+		w->entries[nr++] = ip;
+		if (nr >= w->max || ip - 1 < w->lo || ip - 1 >= w->hi)
+			break;
+	}
+	user_read_access_end();
+out:
+	pagefault_enable();
+	w->ip = ip;
+	w->sp = sp;
+	w->fp = fp;
+	w->nr = nr;
+	return ret;
+fault:
+	user_read_access_end();
+	pagefault_enable();
+	w->ip = ip;
+	w->sp = sp;
+	w->fp = fp;
+	w->nr = nr;
+	return -EFAULT;
 }
 
 bool unwind_rs_can_fault(void)

@@ -43,6 +43,18 @@ struct unwind_rs_mm_key {
 	u32 pad;
 };
 
+/* A run of frame-pointer steps (unwind_rs_fp_frames()). */
+struct unwind_rs_fp_walk {
+	unsigned long ip;
+	unsigned long sp;
+	unsigned long fp;
+	unsigned long lo;
+	unsigned long hi;
+	unsigned long *entries;
+	unsigned int nr;
+	unsigned int max;
+};
+
 struct pt_regs *unwind_rs_user_regs(void);
 bool unwind_rs_regs_compat(struct pt_regs *regs);
 int unwind_rs_read_words_nofault(unsigned long addr, unsigned long *out, bool compat);
@@ -66,5 +78,6 @@ void unwind_rs_sframe_unlock(void);
 struct file *unwind_rs_vma_file(unsigned long ip, struct unwind_rs_vma *v);
 void unwind_rs_file_id(struct file *file, struct unwind_rs_file_id *id);
 bool unwind_rs_mm_key(struct unwind_rs_mm_key *k);
+int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w);
 
 #endif /* _UNWIND_RS_SHIM_H */

@@ -59,6 +59,23 @@ extern "C" {
     /// Current's address space and the version of its mappings; false
     /// while they are being changed (or cannot be versioned).
     pub(crate) fn unwind_rs_mm_key(k: *mut MmKey) -> bool;
+    /// Frame-pointer steps of a 64-bit stack in one user access section
+    /// while the IPs stay in `[lo, hi)`: 0 (left the range, or full), 1
+    /// (end of the chain) or `-EFAULT` (a page to fault in).
+    pub(crate) fn unwind_rs_fp_frames(w: *mut FpWalk) -> c_int;
+}
+
+/// Matches `struct unwind_rs_fp_walk` in `shim.h` (checked by `shim.c`).
+#[repr(C)]
+pub(crate) struct FpWalk {
+    pub(crate) ip: usize,
+    pub(crate) sp: usize,
+    pub(crate) fp: usize,
+    pub(crate) lo: usize,
+    pub(crate) hi: usize,
+    pub(crate) entries: *mut usize,
+    pub(crate) nr: u32,
+    pub(crate) max: u32,
 }
 
 /// Matches `struct unwind_rs_vma` in `shim.h` (checked by `shim.c`).
@@ -106,6 +123,8 @@ pub(crate) fn mm_key() -> Option<MmKey> {
 
 const _: () = {
     assert!(core::mem::size_of::<MmKey>() == 24);
+    assert!(core::mem::size_of::<FpWalk>() == 56);
+    assert!(core::mem::offset_of!(FpWalk, nr) == 48);
     assert!(core::mem::offset_of!(MmKey, seq) == 16);
     assert!(core::mem::size_of::<VmaInfo>() == 24);
     assert!(core::mem::size_of::<FileId>() == 56);

@@ -24,7 +24,7 @@ use kernel::uaccess::UserSlice;
 use super::compat;
 use super::regs::{self, UserRegs};
 use super::sframe;
-use super::sframe_find::{Memo, SavedMaps};
+use super::sframe_find::{MapSet, Memo, SavedMaps};
 use crate::glue::shim;
 use crate::glue::stats::{self, Stat};
 
@@ -114,7 +114,7 @@ impl UnwindUserState {
     /// Steps to the caller's frame, with the mappings `memo` has seen (a
     /// walk passes the same memo to every step).  On failure the walk is
     /// over.
-    pub(crate) fn next(&mut self, memo: &mut Memo) -> Result {
+    pub(crate) fn next(&mut self, memo: &mut Memo<'_>) -> Result {
         if self.done {
             return Err(EINVAL);
         }
@@ -125,7 +125,7 @@ impl UnwindUserState {
         ret
     }
 
-    fn step(&mut self, memo: &mut Memo) -> Result {
+    fn step(&mut self, memo: &mut Memo<'_>) -> Result {
         let topmost = core::mem::replace(&mut self.topmost, false);
         if self.current_type == TYPE_COMPAT_FP {
             return self.step_fp();
@@ -243,26 +243,99 @@ pub(crate) fn unwind(entries: &mut [usize], saved: Option<&mut Option<KBox<Saved
     if entries.is_empty() || state.start().is_err() {
         return 0;
     }
-    let Some(saved) = saved else {
-        return walk(&mut state, entries, &mut Memo::new());
+    let mut local = MapSet::new();
+    let set = match saved {
+        Some(slot) => {
+            if slot.is_none() {
+                // Without memory the walk keeps its mappings on its stack.
+                *slot = KBox::new(MapSet::new(), GFP_KERNEL).ok();
+            }
+            match slot.as_deref_mut() {
+                Some(s) => s,
+                None => &mut local,
+            }
+        }
+        None => &mut local,
     };
-    let mut memo = Memo::resume(saved);
-    let nr = walk(&mut state, entries, &mut memo);
-    memo.save(saved);
+    walk(&mut state, entries, &mut Memo::new(set))
+}
+
+/// Fills `entries` from a started `state`: runs of frame-pointer frames in
+/// one user access section each (`FpRun`), other frames one `next()` at a
+/// time.
+fn walk(state: &mut UnwindUserState, entries: &mut [usize], memo: &mut Memo<'_>) -> usize {
+    entries[0] = state.ip;
+    let mut nr = 1;
+    while nr < entries.len() && !state.done {
+        if state.current_type != TYPE_COMPAT_FP {
+            let pc = if state.topmost {
+                state.ip
+            } else {
+                state.ip.wrapping_sub(1)
+            };
+            if let Some((lo, hi)) = memo.fp_range(pc) {
+                match state.fp_run(entries, &mut nr, lo, hi) {
+                    FpRun::Stopped => continue,
+                    FpRun::End => {
+                        state.done = true;
+                        break;
+                    }
+                    // `next()` below faults the page in.
+                    FpRun::Fault => {}
+                }
+            }
+        }
+        // An error sets `done`, which ends the loop.
+        if state.next(memo).is_err() {
+            break;
+        }
+        entries[nr] = state.ip;
+        nr += 1;
+    }
     nr
 }
 
-/// Fills `entries` from a started `state`.
-fn walk(state: &mut UnwindUserState, entries: &mut [usize], memo: &mut Memo) -> usize {
-    let mut nr = 0;
-    while !state.done {
-        entries[nr] = state.ip;
-        nr += 1;
-        if nr >= entries.len() {
-            break;
+/// How a run of frame-pointer steps ended.
+enum FpRun {
+    /// The IP left the range, or `entries` is full.
+    Stopped,
+    /// A frame that does not look right: the walk is over.
+    End,
+    /// A frame's page is not present: the state is at that frame.
+    Fault,
+}
+
+impl UnwindUserState {
+    /// Frame-pointer steps from a 64-bit frame while the IPs stay in
+    /// `[lo, hi)`, each new IP stored at `entries[*nr]`: the same steps as
+    /// `step_fp()`, in one user access section (`shim.c`).
+    fn fp_run(&mut self, entries: &mut [usize], nr: &mut usize, lo: usize, hi: usize) -> FpRun {
+        let mut w = shim::FpWalk {
+            ip: self.ip,
+            sp: self.sp,
+            fp: self.fp,
+            lo,
+            hi,
+            entries: entries.as_mut_ptr(),
+            nr: *nr as u32,
+            max: entries.len().min(u32::MAX as usize) as u32,
+        };
+        // SAFETY: `w.entries` has room for `w.max` entries, of which the
+        // helper writes only those from `w.nr` on, below `w.max`.
+        let ret = unsafe { shim::unwind_rs_fp_frames(&mut w) };
+        let steps = (w.nr as usize).min(entries.len()) - *nr;
+        *nr += steps;
+        self.ip = w.ip;
+        self.sp = w.sp;
+        self.fp = w.fp;
+        if steps != 0 {
+            self.topmost = false;
+            self.current_type = TYPE_FP;
         }
-        // An error sets `done`, which ends the loop.
-        let _ = state.next(memo);
+        match ret {
+            0 => FpRun::Stopped,
+            1 => FpRun::End,
+            _ => FpRun::Fault,
+        }
     }
-    nr
 }

@@ -233,79 +233,93 @@ impl Mapping {
     }
 }
 
-/// The mappings a task's earlier walks looked up, kept between walks in
-/// the task's unwind cache, with the key of the address space they belong
-/// to (see the module documentation).
-pub(crate) struct SavedMaps {
-    key: MmKey,
-    maps: [Option<Mapping>; MEMO_LEN],
-    next: usize,
-}
-
-/// The mappings one walk has looked up.
-pub(crate) struct Memo {
-    maps: [Option<Mapping>; MEMO_LEN],
-    next: usize,
-    enabled: bool,
-    /// Current's address-space key at the start of the walk, if it has
-    /// one: the mappings may then be saved for the next walk.
+/// The mappings walks looked up: one walk's (on its stack), or a task's
+/// kept between walks in its unwind cache (see the module documentation),
+/// with the key of the address space they belong to.
+pub(crate) struct MapSet {
     key: Option<MmKey>,
+    maps: [Option<Mapping>; MEMO_LEN],
+    next: usize,
+    /// The slot of the last mapping found: consecutive frames are mostly
+    /// in the same one.
+    last: usize,
 }
 
-impl Memo {
-    /// A memo for a walk in the current context: SFrame is used only
-    /// where faults are allowed (discovery sleeps) and when the cache's
-    /// cap is not 0.
-    pub(crate) fn new() -> Self {
+impl MapSet {
+    pub(crate) const fn new() -> Self {
         Self {
+            key: None,
             maps: [const { None }; MEMO_LEN],
             next: 0,
-            enabled: shim::can_fault() && cache::cap() != 0,
-            key: None,
+            last: 0,
         }
     }
 
-    /// A memo that starts with the mappings `saved` holds if current's
-    /// address space is still the one, with the same mappings, that they
-    /// were looked up in.
-    pub(crate) fn resume(saved: &mut Option<KBox<SavedMaps>>) -> Self {
-        let mut memo = Self::new();
-        if !memo.enabled {
-            return memo;
+    fn clear(&mut self) {
+        for m in &mut self.maps {
+            *m = None;
         }
-        memo.key = shim::mm_key();
-        if let (Some(key), Some(s)) = (memo.key, saved.as_deref_mut()) {
-            if s.key == key {
-                memo.maps = core::mem::replace(&mut s.maps, [const { None }; MEMO_LEN]);
-                memo.next = s.next;
-            }
+        self.next = 0;
+    }
+}
+
+/// The mappings a task keeps between walks.
+pub(crate) type SavedMaps = MapSet;
+
+/// The mappings one walk sees: in place in a [`MapSet`].
+pub(crate) struct Memo<'a> {
+    set: &'a mut MapSet,
+    enabled: bool,
+}
+
+impl<'a> Memo<'a> {
+    /// A memo for a walk in the current context, in `set`: SFrame is used
+    /// only where faults are allowed (discovery sleeps) and when the
+    /// cache's cap is not 0.  The mappings `set` holds are kept only if
+    /// current's address space is the one, with the same mappings, that
+    /// they were looked up in.
+    pub(crate) fn new(set: &'a mut MapSet) -> Self {
+        let enabled = shim::can_fault() && cache::cap() != 0;
+        let key = if enabled { shim::mm_key() } else { None };
+        if key.is_none() || set.key != key {
+            set.clear();
+            set.key = key;
         }
-        memo
+        Self { set, enabled }
     }
 
-    /// Keeps this walk's mappings in `saved` for the next walk (or drops
-    /// what `saved` held if this walk had no key).
-    pub(crate) fn save(self, saved: &mut Option<KBox<SavedMaps>>) {
-        let Some(key) = self.key else {
-            *saved = None;
-            return;
-        };
-        match saved.as_deref_mut() {
-            Some(s) => {
-                s.key = key;
-                s.maps = self.maps;
-                s.next = self.next;
-            }
+    /// The mapping at `pc`, looked up if this memo has not seen it.
+    #[inline]
+    fn mapping(&mut self, pc: usize) -> Option<&Mapping> {
+        let last = self.set.last % MEMO_LEN;
+        if self.set.maps[last]
+            .as_ref()
+            .is_some_and(|m| m.start <= pc && pc < m.end)
+        {
+            return self.set.maps[last].as_ref();
+        }
+        self.mapping_slow(pc)
+    }
+
+    #[inline(never)]
+    fn mapping_slow(&mut self, pc: usize) -> Option<&Mapping> {
+        let set = &mut *self.set;
+        let i = match set
+            .maps
+            .iter()
+            .position(|m| m.as_ref().is_some_and(|m| m.start <= pc && pc < m.end))
+        {
+            Some(i) => i,
             None => {
-                let s = SavedMaps {
-                    key,
-                    maps: self.maps,
-                    next: self.next,
-                };
-                // Without memory the next walk looks its mappings up again.
-                *saved = KBox::new(s, GFP_KERNEL).ok();
+                let m = Mapping::find(pc)?;
+                let i = set.next % MEMO_LEN;
+                set.maps[i] = Some(m);
+                set.next = set.next.wrapping_add(1);
+                i
             }
-        }
+        };
+        set.last = i;
+        set.maps[i].as_ref()
     }
 
     /// The SFrame row for user address `pc`, if its mapping has one.
@@ -313,18 +327,19 @@ impl Memo {
         if !self.enabled {
             return None;
         }
-        if let Some(m) = self
-            .maps
-            .iter()
-            .flatten()
-            .find(|m| m.start <= pc && pc < m.end)
-        {
-            return m.row(pc);
+        self.mapping(pc)?.row(pc)
+    }
+
+    /// The user addresses around `pc` that have no SFrame data (the
+    /// mapping of `pc` if it has no section, all of them where SFrame is
+    /// not used), as `[lo, hi)`: frame pointers unwind those frames.
+    /// `None` if `pc`'s frames may have rows (or `pc` is unmapped).
+    #[inline]
+    pub(crate) fn fp_range(&mut self, pc: usize) -> Option<(usize, usize)> {
+        if !self.enabled {
+            return Some((0, usize::MAX));
         }
-        let m = Mapping::find(pc)?;
-        let row = m.row(pc);
-        self.maps[self.next % MEMO_LEN] = Some(m);
-        self.next = self.next.wrapping_add(1);
-        row
+        let m = self.mapping(pc)?;
+        m.entry.is_none().then_some((m.start, m.end))
     }
 }
