@@ -9,6 +9,7 @@ use kernel::prelude::*;
 
 use super::shim;
 use crate::deferred::{self, UnwindCallback, UnwindWork};
+use crate::task::{cache, Current};
 use crate::unwind::{self, UnwindStacktrace, UnwindUserState};
 
 fn errno(e: Error) -> c_int {
@@ -43,7 +44,12 @@ pub(crate) unsafe extern "C" fn unwind_user(
     }
     // SAFETY: The caller provides `max_entries` writable entries.
     let entries = unsafe { core::slice::from_raw_parts_mut(trace.entries, max_entries as usize) };
-    trace.nr = unwind::unwind(entries, None) as u32;
+    // With current's saved mappings if it has a cache: no lookups.
+    let cur = Current::get();
+    trace.nr = match cache::get(&cur) {
+        Some(c) => c.with_maps(&cur, |maps| unwind::unwind(entries, maps)),
+        None => unwind::unwind(entries, None),
+    } as u32;
     0
 }
 

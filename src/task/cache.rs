@@ -29,8 +29,8 @@ pub(crate) struct UnwindCache {
     unwind_completed: AtomicUsize,
     /// Valid entries, 0 when nothing is cached: owning task only.
     nr_entries: UnsafeCell<u32>,
-    /// A walk is filling `entries`: a nested request (from a fault taken
-    /// by the walk) must not touch them.  Owning task only.
+    /// A walk is filling `entries` or using `maps`: a nested request (from
+    /// a fault taken by the walk) must not touch them.  Owning task only.
     walking: AtomicBool,
     entries: UnsafeCell<[usize; MAX_ENTRIES]>,
     /// The mappings the walks of this task looked up (see
@@ -88,6 +88,26 @@ impl UnwindCache {
         self.walking.store(false, Ordering::Relaxed);
         stats::inc(Stat::Walks);
         Ok((n, entries))
+    }
+}
+
+impl UnwindCache {
+    /// Runs `f` with the task's saved mappings, or with `None` if a walk
+    /// of this task is using them (a fault taken by the walk came back
+    /// here).
+    pub(crate) fn with_maps<R>(
+        &self,
+        _cur: &Current,
+        f: impl FnOnce(Option<&mut Option<KBox<SavedMaps>>>) -> R,
+    ) -> R {
+        if self.walking.swap(true, Ordering::Relaxed) {
+            return f(None);
+        }
+        // SAFETY: Only the owning task, which `_cur` proves we run on,
+        // touches `maps`, and `walking` keeps a nested call away.
+        let r = f(Some(unsafe { &mut *self.maps.get() }));
+        self.walking.store(false, Ordering::Relaxed);
+        r
     }
 }
 

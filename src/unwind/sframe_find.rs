@@ -16,14 +16,14 @@
 //! A walk keeps the mappings it looked up in a [`Memo`]: the VMA lock and
 //! the cache's mutex are taken once per mapping, and a frame's lookup
 //! reads only the cached section (never user memory).  A task keeps its
-//! memo between walks ([`SavedMaps`], in its unwind cache) while its
+//! mappings between walks ([`SavedMaps`], in its unwind cache) while its
 //! address space's mappings stay the same: a task sampled again and again
 //! looks its mappings up once, not at every walk.
 //!
-//! The memo's guarantee: a walk reuses saved mappings only if the key of
-//! current's address space ([`shim::mm_key`]: the mm, its exec and the
-//! even `mm_lock_seq`) read at its start equals the key read at the start
-//! of the walk that looked them up.  Every lookup follows the read of its
+//! The memo's guarantee: a walk keeps the mappings a [`MapSet`] holds
+//! only if the key of current's address space ([`shim::mm_key`]: the mm,
+//! its exec and the even `mm_lock_seq`) read at its start equals the key
+//! read at the start of each walk that looked them up.  Every lookup follows the read of its
 //! walk's key, and any change of a mapping write-locks `mmap_lock`, which
 //! makes the sequence odd (no key: nothing reused, nothing saved) and then
 //! moves it on: so a reused mapping is what a fresh lookup would have

@@ -10,8 +10,8 @@ B=/bin/bench64
 echo 1024 >/proc/sys/kernel/perf_event_max_stack
 echo "PROFILE-INFO kernel $(uname -r)"
 case $(uname -r) in 6.12.*) load_core || echo "BENCH-FAILED load" ;; esac
-for w in 64 256; do
-	for m in fp fp,defer; do
+for w in ${PROFILE_DEPTHS:-8 64}; do
+	for m in fp,defer; do
 		echo "PROFILE depth $w --call-graph $m"
 		$PERF record -q -B -N -a -e cpu-clock -c 20000 -o /tmp/outer.data -- \
 			$PERF record -q -B -N -m 4M -o /tmp/inner.data -e cpu-clock -c 100000 \
