@@ -44,11 +44,12 @@ pub(crate) unsafe extern "C" fn unwind_user(
     }
     // SAFETY: The caller provides `max_entries` writable entries.
     let entries = unsafe { core::slice::from_raw_parts_mut(trace.entries, max_entries as usize) };
-    // With current's saved mappings if it has a cache: no lookups.
+    // With current's saved mappings (in its cache, allocated as for a
+    // deferred request): the mappings are looked up once, not per walk.
     let cur = Current::get();
-    trace.nr = match cache::get(&cur) {
-        Some(c) => c.with_maps(&cur, |maps| unwind::unwind(entries, maps)),
-        None => unwind::unwind(entries, None),
+    trace.nr = match cache::get_or_alloc(&cur) {
+        Ok(c) => c.with_maps(&cur, |maps| unwind::unwind(entries, maps)),
+        Err(_) => unwind::unwind(entries, None),
     } as u32;
     0
 }
