@@ -47,6 +47,22 @@ if [ -x /usr/bin/perf ]; then
 		"$(grep -c '(cookie)' /tmp/demo.raw) deferred samples" | out
 	rm -f /tmp/demo.data /tmp/demo.raw /tmp/demo.one
 fi
+# A program built without frame pointers, with SFrame (trixie's gcc):
+# perf's synchronous walk loses the callers, the deferred one (SFrame, read
+# from the program's file by the module) has them all.
+SFP=/sframe/v2/sfchain-static
+if [ -x /usr/bin/perf ] && [ -x $SFP ]; then
+	echo "UT-SECTION SFrame: perf on a program without frame pointers, fp against fp,defer"
+	for cg in fp fp,defer; do
+		echo "\$ perf record -e cpu-clock -c 500000 --call-graph $cg -- sfchain-static spin 6 20000000" | out
+		perf record -q -B -N -o /tmp/sf.data -e cpu-clock -c 500000 --call-graph $cg \
+			-- $SFP spin 6 20000000 >/dev/null 2>&1
+		echo '$ perf script    # a sample in the leaf:' | out
+		perf script -i /tmp/sf.data --no-inline -F comm,tid,ip,sym 2>/dev/null |
+			awk 'BEGIN { RS = ""; ORS = "\n\n" } / leaf/ { print; exit }' | out
+		rm -f /tmp/sf.data
+	done
+fi
 if [ -x /usr/bin/trace-cmd ]; then
 	echo "UT-SECTION Debian's trace-cmd reads the consumer's events"
 	echo demo64 >/sys/kernel/debug/unwind_ftrace/comm
