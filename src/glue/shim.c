@@ -178,6 +178,10 @@ int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w)
 			break;
 	}
 	user_read_access_end();
+	goto out;
+fault:
+	user_read_access_end();
+	ret = -EFAULT;
 out:
 	pagefault_enable();
 	w->ip = ip;
@@ -185,14 +189,6 @@ out:
 	w->fp = fp;
 	w->nr = nr;
 	return ret;
-fault:
-	user_read_access_end();
-	pagefault_enable();
-	w->ip = ip;
-	w->sp = sp;
-	w->fp = fp;
-	w->nr = nr;
-	return -EFAULT;
 }
 
 bool unwind_rs_can_fault(void)
