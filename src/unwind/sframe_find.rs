@@ -50,6 +50,8 @@ use crate::glue::stats::{self, Stat};
 
 /// The largest section read, whatever the cap (clang's are ~9 MiB).
 const MAX_SECTION: usize = 32 << 20;
+/// Above every user address, with 5-level page tables too.
+const USER_END: usize = 1 << 57;
 /// Mappings remembered per walk (program, a few libraries, the vDSO).
 const MEMO_LEN: usize = 8;
 
@@ -303,6 +305,11 @@ impl<'a> Memo<'a> {
 
     #[inline(never)]
     fn mapping_slow(&mut self, pc: usize) -> Option<&Mapping> {
+        // Not a user address (the return address 0 of a chain's end, less
+        // one): no lookup.
+        if !(PAGE_SIZE as usize..USER_END).contains(&pc) {
+            return None;
+        }
         let set = &mut *self.set;
         let i = match set
             .maps
