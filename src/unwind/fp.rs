@@ -243,21 +243,17 @@ pub(crate) fn unwind(entries: &mut [usize], saved: Option<&mut Option<KBox<Saved
     if entries.is_empty() || state.start().is_err() {
         return 0;
     }
-    let mut local = MapSet::new();
-    let set = match saved {
-        Some(slot) => {
-            if slot.is_none() {
-                // Without memory the walk keeps its mappings on its stack.
-                *slot = KBox::new(MapSet::new(), GFP_KERNEL).ok();
-            }
-            match slot.as_deref_mut() {
-                Some(s) => s,
-                None => &mut local,
-            }
+    if let Some(slot) = saved {
+        if slot.is_none() {
+            // Without memory the walk keeps its mappings on its stack.
+            *slot = KBox::new(MapSet::new(), GFP_KERNEL).ok();
         }
-        None => &mut local,
-    };
-    walk(&mut state, entries, &mut Memo::new(set))
+        if let Some(set) = slot.as_deref_mut() {
+            return walk(&mut state, entries, &mut Memo::new(set));
+        }
+    }
+    // Built only here: it is a few hundred bytes to clear.
+    walk(&mut state, entries, &mut Memo::new(&mut MapSet::new()))
 }
 
 /// Fills `entries` from a started `state`: runs of frame-pointer frames in
