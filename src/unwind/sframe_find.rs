@@ -23,12 +23,13 @@
 //! The memo's guarantee: a walk keeps the mappings a [`MapSet`] holds
 //! only if the key of current's address space ([`shim::mm_key`]: the mm,
 //! its exec and the even `mm_lock_seq`) read at its start equals the key
-//! read at the start of each walk that looked them up.  Every lookup follows the read of its
-//! walk's key, and any change of a mapping write-locks `mmap_lock`, which
-//! makes the sequence odd (no key: nothing reused, nothing saved) and then
-//! moves it on: so a reused mapping is what a fresh lookup would have
-//! found at some point after this walk's key was read.  A mapping changed
-//! during a walk may be used until the walk ends, as without the memo;
+//! read at the start of each walk that looked them up.  Every lookup
+//! follows the read of its walk's key, and any change of a mapping
+//! write-locks `mmap_lock`, which makes the sequence odd (no key: nothing
+//! is kept) and then moves it on: so no mapping changed between a kept
+//! mapping's lookup and this walk's key, and a kept mapping is what a
+//! fresh lookup would find.  A mapping changed during a walk may be used
+//! until the walk ends, as without the memo;
 //! memory safety never depends on it (sections are reference counted,
 //! user memory is read with `copy_from_user()`).  A file rewritten in place
 //! while mapped (no `mmap_lock`) is seen at the next change of the
