@@ -15,7 +15,6 @@ const COUNT_BITS: u32 = 48;
 /// A cookie never handed out before; interrupts are off (`irq`), so the
 /// CPU cannot change under the per-CPU counter.
 pub(super) fn next(irq: &IrqGuard) -> u64 {
-    let cpu = u64::from(shim::cpu(irq));
-    let count = shim::cookie_count(irq);
-    ((cpu + 1) << COUNT_BITS) | (count & ((1 << COUNT_BITS) - 1))
+    let (cpu, count) = shim::cookie_count(irq);
+    ((u64::from(cpu) + 1) << COUNT_BITS) | (count & ((1 << COUNT_BITS) - 1))
 }

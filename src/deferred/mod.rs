@@ -14,7 +14,7 @@ use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 use crate::glue::hooks::{InHook, ReadGuard};
-use crate::glue::shim::{self, IrqGuard};
+use crate::glue::shim::{self, IrqGuard, RequestCtx};
 use crate::glue::stats::{self, Stat};
 use crate::task::{cache, Current, TaskInfo};
 use crate::unwind::{self, UnwindStacktrace};
@@ -58,12 +58,12 @@ impl protocol::Task for Proto<'_> {
 /// Whether a task work queued now must force a re-entry before user code
 /// runs: from NMI, and from task context with interrupts off, which may be
 /// past the exit-to-user work loop (see `protocol.rs`).
-fn prompt(irqs_were_off: bool) -> bool {
-    shim::in_nmi() || (irqs_were_off && !shim::in_hardirq())
+fn prompt(in_nmi: bool, in_hardirq: bool, irqs_were_off: bool) -> bool {
+    in_nmi || (irqs_were_off && !in_hardirq)
 }
 
 /// Queues current's task work; on failure clears `undo` from the mask.
-fn queue(info: &TaskInfo<'_>, prompt: bool, undo: usize) -> Result {
+fn queue(info: &Current, prompt: bool, undo: usize) -> Result {
     let mode = if prompt {
         bindings::task_work_notify_mode_TWA_NMI_CURRENT
     } else {
@@ -75,7 +75,7 @@ fn queue(info: &TaskInfo<'_>, prompt: bool, undo: usize) -> Result {
     // this module.
     let ret = unsafe {
         (*head).func = Some(bindings::unwind_hooks_task_work);
-        bindings::task_work_add(bindings::get_current(), head, mode)
+        bindings::task_work_add(info.task_ptr(), head, mode)
     };
     if ret != 0 {
         // The task is exiting: nobody will run the work.  Clear only what
@@ -278,23 +278,18 @@ pub(crate) unsafe fn request(work: *mut UnwindWork, cookie: &mut u64) -> Result<
     if work.is_null() {
         return Err(EINVAL);
     }
-    // An exiting task's requests are run by the exit hook, once.
-    if !shim::is_user_task() || shim::current_flags() & bindings::PF_EXITING != 0 {
-        return Err(EINVAL);
-    }
-    if !unwind::has_user_regs() {
-        return Err(EINVAL);
-    }
-    let irqs_were_off = shim::irqs_disabled();
-    // Interrupts off: the CPU is stable for the cookie, and cancel's
-    // `synchronize_rcu()` waits for us.
-    let irq = IrqGuard::new();
+    // A user task in an entry from user mode; an exiting task's requests
+    // are run by the exit hook, once.  Interrupts off from here: the CPU is
+    // stable for the cookie, and cancel's `synchronize_rcu()` waits for us.
+    let ctx = RequestCtx::begin().ok_or(EINVAL)?;
     // SAFETY: `work` is valid per the contract.
     let bit = unsafe { registered_bit(work) }.ok_or(EINVAL)?;
-    let info = Current::get();
-    let r = protocol::request(&Proto(&info, Some(&irq)), bit as u32);
+    // SAFETY: `begin()` returns current.
+    let info = unsafe { Current::from_task(ctx.task) };
+    let r = protocol::request(&Proto(&info, Some(&ctx.irq)), bit as u32);
     if r.queue {
-        queue(&info, prompt(irqs_were_off), r.undo)?;
+        let p = prompt(ctx.in_nmi, ctx.in_hardirq, ctx.irqs_were_off);
+        queue(&info, p, r.undo)?;
     }
     *cookie = r.cookie;
     Ok(r.already)
@@ -334,7 +329,7 @@ pub(crate) fn get_cookie() -> u64 {
     let irqs_were_off = shim::irqs_disabled();
     let irq = IrqGuard::new();
     let info = Current::get();
-    let prompt = prompt(irqs_were_off);
+    let prompt = prompt(shim::in_nmi(), shim::in_hardirq(), irqs_were_off);
     let (cookie, must_queue) = protocol::get_cookie(&Proto(&info, Some(&irq)), prompt);
     if must_queue && queue(&info, true, UNWIND_PENDING).is_err() {
         return 0;

@@ -47,6 +47,9 @@ static_assert(sizeof(struct unwind_rs_vma) == 24 &&
 	      offsetof(struct unwind_rs_file_id, generation) == 48 &&
 	      sizeof(struct unwind_rs_mm_key) == 24 &&
 	      sizeof(struct unwind_rs_fp_walk) == 56 &&
+	      sizeof(struct unwind_rs_walk_ctx) == 56 &&
+	      sizeof(struct unwind_rs_request_ctx) == 16 &&
+	      offsetof(struct unwind_rs_walk_ctx, cs) == 48 &&
 	      offsetof(struct unwind_rs_fp_walk, nr) == 48 &&
 	      offsetof(struct unwind_rs_mm_key, seq) == 16);
 static_assert(offsetof(struct unwind_cache, nr_entries) == 8 &&
@@ -95,9 +98,44 @@ struct pt_regs *unwind_rs_user_regs(void)
 	return user_mode(regs) ? regs : NULL;
 }
 
-bool unwind_rs_regs_compat(struct pt_regs *regs)
+/*
+ * Everything a walk of current's user stack starts from, in one call
+ * (each would be a call of its own from Rust): false without user
+ * registers.  SFrame needs faults allowed and the cache on; the memo's
+ * key only matters then.
+ */
+bool unwind_rs_walk_ctx(struct unwind_rs_walk_ctx *c)
 {
-	return !user_64bit_mode(regs);
+	struct pt_regs *regs = unwind_rs_user_regs();
+
+	if (!regs)
+		return false;
+	c->ip = regs->ip;
+	c->sp = regs->sp;
+	c->bp = regs->bp;
+	c->cs = regs->cs;
+	c->ss = regs->ss;
+	c->compat = !user_64bit_mode(regs);
+	c->sframe = unwind_rs_can_fault() && unwind_rs_sframe_cache_kb();
+	c->key_valid = c->sframe && unwind_rs_mm_key(&c->key);
+	return true;
+}
+
+/*
+ * The context checks of a request, in one call: current if it may
+ * request (a user task that is not exiting, in an entry from user mode),
+ * with its context noted in @c and local interrupts then disabled
+ * (@c->flags restores them).  NULL otherwise, interrupts untouched.
+ */
+struct task_struct *unwind_rs_request_begin(struct unwind_rs_request_ctx *c)
+{
+	if ((current->flags & PF_EXITING) || !unwind_rs_user_regs())
+		return NULL;
+	c->in_nmi = in_nmi();
+	c->in_hardirq = in_hardirq();
+	c->irqs_were_off = irqs_disabled();
+	local_irq_save(c->flags);
+	return current;
 }
 
 /*
@@ -147,54 +185,72 @@ int unwind_rs_read_words_nofault(unsigned long addr, unsigned long *out, bool co
  */
 int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w)
 {
-	unsigned long ip = w->ip, sp = w->sp, fp = w->fp, next, ra;
-	unsigned int nr = w->nr;
-	int ret = 0;
+	unsigned long sp = w->sp, fp = w->fp, lo = w->lo, span = w->hi - w->lo;
+	unsigned long *out = w->entries + w->nr, *end = w->entries + w->max;
+	unsigned long next, ra, cfa;
+	int ret;
 
-	if (nr >= w->max)
+	if (w->nr >= w->max)
 		return 0;
+	/*
+	 * A frame below the stack pointer (0 included), outside user memory
+	 * or not aligned ends the chain: checked for this frame here, for
+	 * each caller's before the loop moves on to it.
+	 */
+	if (fp < sp || (fp & 7) || !access_ok((void __user *)fp, 16))
+		return 1;
 	pagefault_disable();
 	if (!user_read_access_begin((void __user *)fp, 16)) {
 		ret = 1;
 		goto out;
 	}
 	for (;;) {
-		/*
-		 * A frame below the stack pointer (0 included), outside user
-		 * memory or not aligned ends the chain.  The section was opened
-		 * for the first frame: access_ok() checks each.
-		 */
-		if (fp < sp || (fp & 7) || !access_ok((void __user *)fp, 16)) {
-			ret = 1;
-			break;
-		}
 		unsafe_get_user(next, (unsigned long __user *)fp, fault);
 		unsafe_get_user(ra, (unsigned long __user *)(fp + 8), fault);
-		sp = fp + 16;
-		fp = next;
-		ip = ra;
-		w->entries[nr++] = ip;
-		if (nr >= w->max || ip - 1 < w->lo || ip - 1 >= w->hi)
+		cfa = fp + 16;
+		*out++ = ra;
+		/* One unsigned compare: ra - 1 outside [lo, lo + span). */
+		if (ra - 1 - lo >= span)
 			break;
+		if (out == end)
+			break;
+		if (next < cfa || (next & 7) || !access_ok((void __user *)next, 16))
+			break;
+		sp = cfa;
+		fp = next;
 	}
+	/*
+	 * Which test ended the loop, decided once rather than per frame
+	 * (hidden, or the compiler keeps a flag for it in the loop).
+	 */
+	OPTIMIZER_HIDE_VAR(ra);
+	ret = ra - 1 - lo >= span || out == end ? 0 : 1;
+	/* The caller's frame: the state after the last step stored. */
+	w->ip = ra;
+	sp = cfa;
+	fp = next;
 	user_read_access_end();
 	goto out;
 fault:
+	/* The state stays at the frame whose page is not present. */
 	user_read_access_end();
 	ret = -EFAULT;
+	if (out != w->entries + w->nr)
+		w->ip = out[-1];
 out:
 	pagefault_enable();
-	w->ip = ip;
 	w->sp = sp;
 	w->fp = fp;
-	w->nr = nr;
+	w->nr = out - w->entries;
 	return ret;
 }
 
 bool unwind_rs_can_fault(void)
 {
-	return in_task() && !irqs_disabled() && !faulthandler_disabled() &&
-	       (!IS_ENABLED(CONFIG_PREEMPT_COUNT) || preemptible());
+	/* preemptible(): a zero preempt count (task context) and IRQs on. */
+	if (IS_ENABLED(CONFIG_PREEMPT_COUNT))
+		return preemptible() && !pagefault_disabled();
+	return in_task() && !irqs_disabled() && !faulthandler_disabled();
 }
 
 bool unwind_rs_in_nmi(void)
@@ -212,16 +268,13 @@ bool unwind_rs_irqs_disabled(void)
 	return irqs_disabled();
 }
 
-unsigned int unwind_rs_cpu(void)
-{
-	return raw_smp_processor_id();
-}
-
 /* Zero-initialised: 6.12 does not relocate a module's per-CPU template. */
 static DEFINE_PER_CPU(u64, unwind_rs_cookie_counts);
 
-u64 unwind_rs_cookie_count(void)
+/* This CPU's next count, and the CPU: interrupts are off. */
+u64 unwind_rs_cookie_count(unsigned int *cpu)
 {
+	*cpu = raw_smp_processor_id();
 	return this_cpu_inc_return(unwind_rs_cookie_counts);
 }
 

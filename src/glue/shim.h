@@ -43,6 +43,30 @@ struct unwind_rs_mm_key {
 	u32 pad;
 };
 
+/*
+ * What a walk starts from (unwind_rs_walk_ctx()): current's user
+ * registers, whether SFrame may be used, and the memo's key.
+ */
+struct unwind_rs_walk_ctx {
+	unsigned long ip;
+	unsigned long sp;
+	unsigned long bp;
+	struct unwind_rs_mm_key key;
+	u16 cs;
+	u16 ss;
+	bool compat;
+	bool sframe;
+	bool key_valid;
+};
+
+/* A request's context (unwind_rs_request_begin()). */
+struct unwind_rs_request_ctx {
+	unsigned long flags;
+	bool in_nmi;
+	bool in_hardirq;
+	bool irqs_were_off;
+};
+
 /* A run of frame-pointer steps (unwind_rs_fp_frames()). */
 struct unwind_rs_fp_walk {
 	unsigned long ip;
@@ -56,14 +80,14 @@ struct unwind_rs_fp_walk {
 };
 
 struct pt_regs *unwind_rs_user_regs(void);
-bool unwind_rs_regs_compat(struct pt_regs *regs);
 int unwind_rs_read_words_nofault(unsigned long addr, unsigned long *out, bool compat);
 bool unwind_rs_can_fault(void);
 bool unwind_rs_in_nmi(void);
 bool unwind_rs_in_hardirq(void);
 bool unwind_rs_irqs_disabled(void);
-unsigned int unwind_rs_cpu(void);
-u64 unwind_rs_cookie_count(void);
+bool unwind_rs_walk_ctx(struct unwind_rs_walk_ctx *c);
+struct task_struct *unwind_rs_request_begin(struct unwind_rs_request_ctx *c);
+u64 unwind_rs_cookie_count(unsigned int *cpu);
 unsigned long unwind_rs_irq_save(void);
 void unwind_rs_irq_restore(unsigned long flags);
 typedef void (*unwind_rs_thread_fn)(struct task_struct *t, void *arg);

@@ -6,6 +6,7 @@
 //! callable functions; each one is a single call on the C side.
 
 use core::marker::PhantomData;
+use core::ptr::NonNull;
 use kernel::bindings;
 use kernel::ffi::{c_char, c_int, c_uint, c_ulong, c_void};
 
@@ -13,8 +14,6 @@ extern "C" {
     /// User registers saved at kernel entry of `current`, NULL for a
     /// kernel thread or when the entry did not come from user mode.
     pub(crate) fn unwind_rs_user_regs() -> *mut bindings::pt_regs;
-    /// Whether `regs` are those of a 32-bit (IA32 emulation) task.
-    pub(crate) fn unwind_rs_regs_compat(regs: *mut bindings::pt_regs) -> bool;
     /// Two consecutive user words at `addr` (4 bytes each if `compat`),
     /// without faulting: 0 or `-EFAULT`.
     pub(crate) fn unwind_rs_read_words_nofault(
@@ -27,8 +26,13 @@ extern "C" {
     pub(crate) fn unwind_rs_in_nmi() -> bool;
     pub(crate) fn unwind_rs_in_hardirq() -> bool;
     pub(crate) fn unwind_rs_irqs_disabled() -> bool;
-    fn unwind_rs_cpu() -> c_uint;
-    fn unwind_rs_cookie_count() -> u64;
+    fn unwind_rs_cookie_count(cpu: *mut c_uint) -> u64;
+    /// Current's user registers, whether SFrame may be used and the
+    /// memo's key, in one call: false without user registers.
+    pub(crate) fn unwind_rs_walk_ctx(c: *mut WalkCtx) -> bool;
+    /// Returns current (`struct task_struct`, `c_void` here: bindgen's
+    /// holds a zero-sized member that `improper_ctypes` refuses) or NULL.
+    fn unwind_rs_request_begin(c: *mut RequestCtxC) -> *mut c_void;
     fn unwind_rs_irq_save() -> c_ulong;
     fn unwind_rs_irq_restore(flags: c_ulong);
     /// Calls `f` for every thread of every process, under `rcu_read_lock()`.
@@ -76,6 +80,25 @@ pub(crate) struct FpWalk {
     pub(crate) entries: *mut usize,
     pub(crate) nr: u32,
     pub(crate) max: u32,
+}
+
+/// Matches `struct unwind_rs_walk_ctx` in `shim.h` (checked by `shim.c`):
+/// `unwind::regs::UserRegs`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub(crate) struct WalkCtx {
+    pub(crate) ip: usize,
+    pub(crate) sp: usize,
+    pub(crate) bp: usize,
+    /// Valid if `key_valid`.
+    pub(crate) key: MmKey,
+    pub(crate) cs: u16,
+    pub(crate) ss: u16,
+    /// A 32-bit (IA32 emulation) user context.
+    pub(crate) compat: bool,
+    /// SFrame may be used: faults are allowed and the SFrame cache is on.
+    pub(crate) sframe: bool,
+    pub(crate) key_valid: bool,
 }
 
 /// Matches `struct unwind_rs_vma` in `shim.h` (checked by `shim.c`).
@@ -126,6 +149,8 @@ const _: () = {
     assert!(core::mem::size_of::<FpWalk>() == 56);
     assert!(core::mem::offset_of!(FpWalk, nr) == 48);
     assert!(core::mem::offset_of!(MmKey, seq) == 16);
+    assert!(core::mem::size_of::<WalkCtx>() == 56);
+    assert!(core::mem::offset_of!(WalkCtx, cs) == 48);
     assert!(core::mem::size_of::<VmaInfo>() == 24);
     assert!(core::mem::size_of::<FileId>() == 56);
     assert!(core::mem::offset_of!(FileId, ctime_nsec) == 40);
@@ -155,6 +180,53 @@ impl IrqGuard {
     }
 }
 
+/// Matches `struct unwind_rs_request_ctx` in `shim.h` (checked by `shim.c`).
+#[repr(C)]
+#[derive(Default)]
+struct RequestCtxC {
+    flags: c_ulong,
+    in_nmi: bool,
+    in_hardirq: bool,
+    irqs_were_off: bool,
+}
+
+const _: () = assert!(core::mem::size_of::<RequestCtxC>() == 16);
+
+/// A request's context, checked in one helper call: current may request,
+/// and interrupts are off until `irq` is dropped.
+pub(crate) struct RequestCtx {
+    /// Current.
+    pub(crate) task: NonNull<bindings::task_struct>,
+    /// The request came from NMI context.
+    pub(crate) in_nmi: bool,
+    /// The request came from a hard interrupt.
+    pub(crate) in_hardirq: bool,
+    /// Interrupts were already off.
+    pub(crate) irqs_were_off: bool,
+    /// Interrupts off.
+    pub(crate) irq: IrqGuard,
+}
+
+impl RequestCtx {
+    /// `None` if current may not request: a kernel thread, a user worker,
+    /// an exiting task, or an entry that did not come from user mode.
+    pub(crate) fn begin() -> Option<Self> {
+        let mut c = RequestCtxC::default();
+        // SAFETY: `c` is writable; the helper only reads current's state,
+        // and disables interrupts only when it returns current.
+        let task = NonNull::new(unsafe { unwind_rs_request_begin(&mut c) })?.cast();
+        Some(Self {
+            task,
+            in_nmi: c.in_nmi,
+            in_hardirq: c.in_hardirq,
+            irqs_were_off: c.irqs_were_off,
+            // INVARIANT: the helper disabled interrupts on this CPU and
+            // saved the previous state in `c.flags`.
+            irq: IrqGuard(c.flags, PhantomData),
+        })
+    }
+}
+
 impl Drop for IrqGuard {
     fn drop(&mut self) {
         // SAFETY: By the type invariant `self.0` was saved by
@@ -171,17 +243,13 @@ pub(crate) fn segment_base(selector: u16, _irq: &IrqGuard) -> usize {
     unsafe { bindings::segment_base_address(u32::from(selector)) as usize }
 }
 
-/// The CPU this code runs on: stable while interrupts are off.
-pub(crate) fn cpu(_irq: &IrqGuard) -> u32 {
-    // SAFETY: Only reads the per-CPU id.
-    unsafe { unwind_rs_cpu() }
-}
-
-/// This CPU's next cookie count (a per-CPU counter, never 0).
-pub(crate) fn cookie_count(_irq: &IrqGuard) -> u64 {
-    // SAFETY: Interrupts are off (`_irq`): nothing else on this CPU touches
-    // the counter meanwhile.
-    unsafe { unwind_rs_cookie_count() }
+/// This CPU and its next cookie count (a per-CPU counter, never 0).
+pub(crate) fn cookie_count(_irq: &IrqGuard) -> (u32, u64) {
+    let mut cpu = 0;
+    // SAFETY: Interrupts are off (`_irq`): the CPU is stable and nothing
+    // else on it touches the counter meanwhile; `cpu` is writable.
+    let count = unsafe { unwind_rs_cookie_count(&mut cpu) };
+    (cpu, count)
 }
 
 /// Current's `PF_*` flags.

@@ -86,21 +86,21 @@ impl<'a> TaskInfo<'a> {
         unsafe { NonNull::new_unchecked(&raw mut (*self.0.as_ptr()).work) }
     }
 
+    /// The task this state belongs to.
+    fn task(&self) -> *mut bindings::task_struct {
+        let off = core::mem::offset_of!(bindings::task_struct, unwind_hooks);
+        // SAFETY: `self.0` lies `off` bytes into an allocated `task_struct`
+        // (type invariant): only computes that struct's address.
+        unsafe { self.0.as_ptr().byte_sub(off).cast() }
+    }
+
     /// Takes the task's work head back off its task work queue: false if it
     /// was not queued (never, or already taken by `task_work_run()`).
     pub(crate) fn cancel_work(&self) -> bool {
-        let off = core::mem::offset_of!(bindings::task_struct, unwind_hooks);
-        // SAFETY: `self.0` lies `off` bytes into an allocated `task_struct`
-        // (type invariant); `task_work_cancel()` takes the task's own lock
-        // and copes with a task that has exited.
-        unsafe {
-            let task = self
-                .0
-                .as_ptr()
-                .byte_sub(off)
-                .cast::<bindings::task_struct>();
-            bindings::task_work_cancel(task, self.work().as_ptr())
-        }
+        // SAFETY: The task is allocated (type invariant);
+        // `task_work_cancel()` takes the task's own lock and copes with a
+        // task that has exited.
+        unsafe { bindings::task_work_cancel(self.task(), self.work().as_ptr()) }
     }
 
     /// Calls `f` for every thread under `rcu_read_lock()`, with a state
@@ -144,6 +144,24 @@ impl Current {
         // cannot leave this thread of execution (not `Send`).
         // INVARIANT: the state of current, held by current.
         Self(unsafe { TaskInfo::of(task) }, PhantomData)
+    }
+
+    /// The state of `task`, which is current: saves looking current up
+    /// again where a helper already returned it.
+    ///
+    /// # Safety
+    ///
+    /// `task` must be the current task.
+    pub(crate) unsafe fn from_task(task: NonNull<bindings::task_struct>) -> Self {
+        // SAFETY: As in `get()`: current outlives its own code, and per the
+        // contract `task` is current.
+        // INVARIANT: the state of current, held by current.
+        Self(unsafe { TaskInfo::of(task) }, PhantomData)
+    }
+
+    /// The current task.
+    pub(crate) fn task_ptr(&self) -> *mut bindings::task_struct {
+        self.0.task()
     }
 
     /// The view of `info`, whose task is current.

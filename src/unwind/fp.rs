@@ -88,10 +88,16 @@ impl UnwindUserState {
     /// Starts at the user registers saved at kernel entry; the first frame
     /// is the user IP.  Fails for kernel threads and non-user entries.
     pub(crate) fn start(&mut self) -> Result {
-        *self = Self::empty();
         let regs = UserRegs::current().ok_or(EINVAL)?;
+        self.start_from(&regs);
+        Ok(())
+    }
+
+    /// Starts at `regs`, current's.
+    fn start_from(&mut self, regs: &UserRegs) {
+        *self = Self::empty();
         if regs.compat {
-            let (cs_base, ss_base) = compat::segment_bases(&regs);
+            let (cs_base, ss_base) = compat::segment_bases(regs);
             self.current_type = TYPE_COMPAT_FP;
             self.ws = 4;
             self.cs_base = cs_base;
@@ -108,7 +114,6 @@ impl UnwindUserState {
         }
         self.done = false;
         self.topmost = true;
-        Ok(())
     }
 
     /// Steps to the caller's frame, with the mappings `memo` has seen (a
@@ -240,20 +245,28 @@ fn read_user<T: kernel::types::FromBytes>(addr: usize) -> Result<T> {
 /// (`None`: a one-off walk).  Returns the number of entries written.
 pub(crate) fn unwind(entries: &mut [usize], saved: Option<&mut Option<KBox<SavedMaps>>>) -> usize {
     let mut state = UnwindUserState::empty();
-    if entries.is_empty() || state.start().is_err() {
+    let Some(regs) = UserRegs::current() else {
+        return 0;
+    };
+    if entries.is_empty() {
         return 0;
     }
+    state.start_from(&regs);
     if let Some(slot) = saved {
         if slot.is_none() {
             // Without memory the walk keeps its mappings on its stack.
             *slot = KBox::new(MapSet::new(), GFP_KERNEL).ok();
         }
         if let Some(set) = slot.as_deref_mut() {
-            return walk(&mut state, entries, &mut Memo::new(set));
+            return walk(&mut state, entries, &mut Memo::for_walk(set, &regs));
         }
     }
     // Built only here: it is a few hundred bytes to clear.
-    walk(&mut state, entries, &mut Memo::new(&mut MapSet::new()))
+    walk(
+        &mut state,
+        entries,
+        &mut Memo::for_walk(&mut MapSet::new(), &regs),
+    )
 }
 
 /// Fills `entries` from a started `state`: runs of frame-pointer frames in

@@ -4,40 +4,29 @@
 
 use kernel::bindings;
 
-use crate::glue::shim;
+use crate::glue::shim::{self, MmKey, WalkCtx};
 
-/// The saved user registers a walk starts from: the only place that reads
-/// `struct pt_regs`.
-pub(crate) struct UserRegs {
-    pub(crate) ip: usize,
-    pub(crate) sp: usize,
-    pub(crate) bp: usize,
-    pub(crate) cs: u16,
-    pub(crate) ss: u16,
-    /// A 32-bit (IA32 emulation) user context.
-    pub(crate) compat: bool,
-}
+/// The saved user registers a walk starts from (`struct pt_regs` is read
+/// only in `shim.c`), with what else a walk needs to know about current:
+/// whether SFrame may be used and the mappings memo's key.
+pub(crate) type UserRegs = WalkCtx;
 
-impl UserRegs {
+impl WalkCtx {
     /// Current's user registers; `None` for kernel threads, user workers
     /// (io_uring, vhost) and entries that did not come from user mode.
+    /// One helper call: a walk's fixed cost is mostly such calls.
     pub(crate) fn current() -> Option<Self> {
-        let regs = user_regs()?;
-        // SAFETY: `user_regs()` returns current's saved user registers,
-        // which stay valid while current runs in the kernel and which only
-        // current (or a tracer while current is stopped) changes; `cs` and
-        // `ss` are read through their plain selector views (FRED unions).
-        unsafe {
-            let r = regs.as_ptr();
-            Some(Self {
-                ip: (*r).ip as usize,
-                sp: (*r).sp as usize,
-                bp: (*r).bp as usize,
-                cs: (*r).__bindgen_anon_1.cs,
-                ss: (*r).__bindgen_anon_2.ss,
-                compat: shim::unwind_rs_regs_compat(r),
-            })
-        }
+        let mut c = WalkCtx::default();
+        // SAFETY: `c` is writable; the helper copies current's saved user
+        // registers, which stay valid while current runs in the kernel, and
+        // only reads current's state otherwise.
+        unsafe { shim::unwind_rs_walk_ctx(&mut c) }.then_some(c)
+    }
+
+    /// Current's address space and mappings version (`shim::mm_key()`),
+    /// if SFrame may be used and they have one now.
+    pub(crate) fn key(&self) -> Option<MmKey> {
+        self.key_valid.then_some(self.key)
     }
 }
 
@@ -58,7 +47,8 @@ pub(crate) fn has_user_regs() -> bool {
 /// `syscall`, RCX and R11 hold the return address and flags.
 pub(crate) fn dwarf_reg(n: u8) -> Option<u64> {
     let regs = user_regs()?;
-    // SAFETY: As in `UserRegs::current()`: current's saved registers.
+    // SAFETY: `user_regs()` returns current's saved user registers, which
+    // stay valid while current runs in the kernel.
     let r = unsafe { &*regs.as_ptr() };
     let v = match n {
         0 => r.ax,

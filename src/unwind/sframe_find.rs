@@ -44,6 +44,7 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use super::elf::{Ehdr, Segments, EHDR_LEN, PAGE_SIZE};
+use super::regs::UserRegs;
 use super::sframe::{self, Row, HEADER_LEN};
 use super::sframe_cache::{self as cache, Entry, Sframe};
 use crate::glue::shim::{self, FileId, MmKey, VmaInfo};
@@ -284,6 +285,15 @@ impl<'a> Memo<'a> {
     pub(crate) fn new(set: &'a mut MapSet) -> Self {
         let enabled = shim::can_fault() && cache::cap() != 0;
         let key = if enabled { shim::mm_key() } else { None };
+        Self::with(set, enabled, key)
+    }
+
+    /// As `new()`, with what `UserRegs::current()` found out already.
+    pub(crate) fn for_walk(set: &'a mut MapSet, regs: &UserRegs) -> Self {
+        Self::with(set, regs.sframe, regs.key())
+    }
+
+    fn with(set: &'a mut MapSet, enabled: bool, key: Option<MmKey>) -> Self {
         if key.is_none() || set.key != key {
             set.clear();
             set.key = key;
