@@ -187,7 +187,7 @@ int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w)
 {
 	unsigned long sp = w->sp, fp = w->fp, lo = w->lo, span = w->hi - w->lo;
 	unsigned long *out = w->entries + w->nr, *end = w->entries + w->max;
-	unsigned long next, ra, cfa;
+	unsigned long next, ra;
 	int ret;
 
 	if (w->nr >= w->max)
@@ -204,33 +204,41 @@ int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w)
 		ret = 1;
 		goto out;
 	}
+	/*
+	 * Two frames per iteration, the caller's frame pointer read into
+	 * `next`, then into `fp`: no register moves between frames.  The IP
+	 * range is one unsigned compare (ra - 1 outside [lo, lo + span)).
+	 */
 	for (;;) {
 		unsafe_get_user(next, (unsigned long __user *)fp, fault);
 		unsafe_get_user(ra, (unsigned long __user *)(fp + 8), fault);
-		cfa = fp + 16;
+		sp = fp + 16;
 		*out++ = ra;
-		/* One unsigned compare: ra - 1 outside [lo, lo + span). */
-		if (ra - 1 - lo >= span)
+		if (ra - 1 - lo >= span || out == end ||
+		    next < sp || (next & 7) || !access_ok((void __user *)next, 16)) {
+			fp = next;
 			break;
-		if (out == end)
+		}
+		unsafe_get_user(fp, (unsigned long __user *)next, fault_next);
+		unsafe_get_user(ra, (unsigned long __user *)(next + 8), fault_next);
+		sp = next + 16;
+		*out++ = ra;
+		if (ra - 1 - lo >= span || out == end ||
+		    fp < sp || (fp & 7) || !access_ok((void __user *)fp, 16))
 			break;
-		if (next < cfa || (next & 7) || !access_ok((void __user *)next, 16))
-			break;
-		sp = cfa;
-		fp = next;
 	}
 	/*
-	 * Which test ended the loop, decided once rather than per frame
-	 * (hidden, or the compiler keeps a flag for it in the loop).
+	 * The state is the caller's frame of the last step.  Which test
+	 * ended the loop is decided once, here (hidden, or the compiler
+	 * keeps a flag for it in the loop).
 	 */
 	OPTIMIZER_HIDE_VAR(ra);
 	ret = ra - 1 - lo >= span || out == end ? 0 : 1;
-	/* The caller's frame: the state after the last step stored. */
 	w->ip = ra;
-	sp = cfa;
-	fp = next;
 	user_read_access_end();
 	goto out;
+fault_next:
+	fp = next;
 fault:
 	/* The state stays at the frame whose page is not present. */
 	user_read_access_end();

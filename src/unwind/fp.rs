@@ -244,13 +244,11 @@ fn read_user<T: kernel::types::FromBytes>(addr: usize) -> Result<T> {
 /// frames, with the mappings `saved` kept from current's earlier walks
 /// (`None`: a one-off walk).  Returns the number of entries written.
 pub(crate) fn unwind(entries: &mut [usize], saved: Option<&mut Option<KBox<SavedMaps>>>) -> usize {
-    let mut state = UnwindUserState::empty();
-    let Some(regs) = UserRegs::current() else {
-        return 0;
-    };
-    if entries.is_empty() {
+    let mut regs = UserRegs::default();
+    if entries.is_empty() || !regs.read() {
         return 0;
     }
+    let mut state = UnwindUserState::empty();
     state.start_from(&regs);
     if let Some(slot) = saved {
         if slot.is_none() {

@@ -17,10 +17,16 @@ impl WalkCtx {
     /// One helper call: a walk's fixed cost is mostly such calls.
     pub(crate) fn current() -> Option<Self> {
         let mut c = WalkCtx::default();
-        // SAFETY: `c` is writable; the helper copies current's saved user
+        c.read().then_some(c)
+    }
+
+    /// Fills `self` with current's (as `current()`, in place): false
+    /// without user registers.
+    pub(crate) fn read(&mut self) -> bool {
+        // SAFETY: `self` is writable; the helper copies current's saved user
         // registers, which stay valid while current runs in the kernel, and
         // only reads current's state otherwise.
-        unsafe { shim::unwind_rs_walk_ctx(&mut c) }.then_some(c)
+        unsafe { shim::unwind_rs_walk_ctx(self) }
     }
 
     /// Current's address space and mappings version (`shim::mm_key()`),
