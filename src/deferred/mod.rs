@@ -272,6 +272,7 @@ pub(crate) unsafe fn cancel(work: *mut UnwindWork) {
 /// # Safety
 ///
 /// `work` must be NULL or point to a live `struct unwind_work`.
+#[inline]
 pub(crate) unsafe fn request(work: *mut UnwindWork, cookie: &mut u64) -> Result<bool> {
     *cookie = 0;
     stats::inc(Stat::Requests);

@@ -4,13 +4,14 @@
 //! Linux 6.17 `unwind_user.h` and `unwind_deferred.h`.  `shim.c` exports
 //! them with `EXPORT_SYMBOL_GPL()`.  Each one checks its arguments.
 
+use core::ptr::NonNull;
 use kernel::ffi::{c_int, c_uint};
 use kernel::prelude::*;
 
 use super::shim;
 use crate::deferred::{self, UnwindCallback, UnwindWork};
 use crate::task::{cache, Current};
-use crate::unwind::{self, UnwindStacktrace, UnwindUserState};
+use crate::unwind::{self, UnwindStacktrace, UnwindUserState, UserRegs};
 
 fn errno(e: Error) -> c_int {
     e.to_errno()
@@ -35,21 +36,28 @@ pub(crate) unsafe extern "C" fn unwind_user(
     if trace.entries.is_null() || max_entries == 0 {
         return errno(EINVAL);
     }
-    if !shim::is_user_task() {
-        // No user stack: an empty trace, as for kernel threads upstream.
+    // One helper call for the context: a walk's fixed cost is mostly calls.
+    let mut regs = UserRegs::EMPTY;
+    if !regs.read() {
+        // Rare: no user registers.  A kernel thread or user worker gets an
+        // empty trace, as upstream; others only where they may fault.
+        if shim::is_user_task() && !shim::can_fault() {
+            return errno(EINVAL);
+        }
         return 0;
     }
-    if !shim::can_fault() {
+    if !regs.can_fault {
         return errno(EINVAL);
     }
     // SAFETY: The caller provides `max_entries` writable entries.
     let entries = unsafe { core::slice::from_raw_parts_mut(trace.entries, max_entries as usize) };
     // With current's saved mappings (in its cache, allocated as for a
     // deferred request): the mappings are looked up once, not per walk.
-    let cur = Current::get();
+    // SAFETY: `regs.task` is current, which `read()` returned.
+    let cur = unsafe { Current::from_task(NonNull::new_unchecked(regs.task.cast())) };
     trace.nr = match cache::get_or_alloc(&cur) {
-        Ok(c) => c.with_maps(&cur, |maps| unwind::unwind(entries, maps)),
-        Err(_) => unwind::unwind(entries, None),
+        Ok(c) => c.with_maps(&cur, |maps| unwind::unwind_from(&regs, entries, maps)),
+        Err(_) => unwind::unwind_from(&regs, entries, None),
     } as u32;
     0
 }

@@ -47,9 +47,9 @@ static_assert(sizeof(struct unwind_rs_vma) == 24 &&
 	      offsetof(struct unwind_rs_file_id, generation) == 48 &&
 	      sizeof(struct unwind_rs_mm_key) == 24 &&
 	      sizeof(struct unwind_rs_fp_walk) == 56 &&
-	      sizeof(struct unwind_rs_walk_ctx) == 56 &&
+	      sizeof(struct unwind_rs_walk_ctx) == 64 &&
 	      sizeof(struct unwind_rs_request_ctx) == 16 &&
-	      offsetof(struct unwind_rs_walk_ctx, cs) == 48 &&
+	      offsetof(struct unwind_rs_walk_ctx, cs) == 56 &&
 	      offsetof(struct unwind_rs_fp_walk, nr) == 48 &&
 	      offsetof(struct unwind_rs_mm_key, seq) == 16);
 static_assert(offsetof(struct unwind_cache, nr_entries) == 8 &&
@@ -101,7 +101,7 @@ struct pt_regs *unwind_rs_user_regs(void)
 /*
  * Everything a walk of current's user stack starts from, in one call
  * (each would be a call of its own from Rust): false without user
- * registers.  SFrame needs faults allowed and the cache on; the memo's
+ * registers (@c untouched).  SFrame needs faults allowed and the cache on; the memo's
  * key only matters then.
  */
 bool unwind_rs_walk_ctx(struct unwind_rs_walk_ctx *c)
@@ -110,13 +110,15 @@ bool unwind_rs_walk_ctx(struct unwind_rs_walk_ctx *c)
 
 	if (!regs)
 		return false;
+	c->task = current;
 	c->ip = regs->ip;
 	c->sp = regs->sp;
 	c->bp = regs->bp;
 	c->cs = regs->cs;
 	c->ss = regs->ss;
 	c->compat = !user_64bit_mode(regs);
-	c->sframe = unwind_rs_can_fault() && unwind_rs_sframe_cache_kb();
+	c->can_fault = unwind_rs_can_fault();
+	c->sframe = c->can_fault && unwind_rs_sframe_cache_kb();
 	c->key_valid = c->sframe && unwind_rs_mm_key(&c->key);
 	return true;
 }
@@ -185,72 +187,105 @@ int unwind_rs_read_words_nofault(unsigned long addr, unsigned long *out, bool co
  */
 int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w)
 {
-	unsigned long sp = w->sp, fp = w->fp, lo = w->lo, span = w->hi - w->lo;
+	unsigned long lo = w->lo, span = w->hi - w->lo, a = w->fp, b, ra;
 	unsigned long *out = w->entries + w->nr, *end = w->entries + w->max;
-	unsigned long next, ra;
-	int ret;
+	unsigned long *last = end - 1;
 
 	if (w->nr >= w->max)
 		return 0;
 	/*
 	 * A frame below the stack pointer (0 included), outside user memory
-	 * or not aligned ends the chain: checked for this frame here, for
-	 * each caller's before the loop moves on to it.
+	 * or not aligned ends the chain: checked for this frame here (user
+	 * memory by user_read_access_begin()), for each caller's before the
+	 * loop moves on to it.
 	 */
-	if (fp < sp || (fp & 7) || !access_ok((void __user *)fp, 16))
+	if (a < w->sp || (a & 7))
 		return 1;
 	pagefault_disable();
-	if (!user_read_access_begin((void __user *)fp, 16)) {
-		ret = 1;
-		goto out;
+	if (!user_read_access_begin((void __user *)a, 16)) {
+		pagefault_enable();
+		return 1;
 	}
 	/*
-	 * Two frames per iteration, the caller's frame pointer read into
-	 * `next`, then into `fp`: no register moves between frames.  The IP
-	 * range is one unsigned compare (ra - 1 outside [lo, lo + span)).
+	 * Two frames per iteration, the frame addresses alternating between
+	 * a and b, so that nothing moves between frames; each exit sets the
+	 * state from the registers it has.  The IP range is one unsigned
+	 * compare (ra - 1 outside [lo, lo + span)).
 	 */
 	for (;;) {
-		unsafe_get_user(next, (unsigned long __user *)fp, fault);
-		unsafe_get_user(ra, (unsigned long __user *)(fp + 8), fault);
-		sp = fp + 16;
-		*out++ = ra;
-		if (ra - 1 - lo >= span || out == end ||
-		    next < sp || (next & 7) || !access_ok((void __user *)next, 16)) {
-			fp = next;
-			break;
+		/* Keeps the compiler from deriving more counters from it. */
+		OPTIMIZER_HIDE_VAR(out);
+		unsafe_get_user(b, (unsigned long __user *)a, fault_a);
+		unsafe_get_user(ra, (unsigned long __user *)(a + 8), fault_a);
+		out[0] = ra;
+		if (ra - 1 - lo >= span || out == last) {
+			out++;
+			goto stop_b;
 		}
-		unsafe_get_user(fp, (unsigned long __user *)next, fault_next);
-		unsafe_get_user(ra, (unsigned long __user *)(next + 8), fault_next);
-		sp = next + 16;
-		*out++ = ra;
-		if (ra - 1 - lo >= span || out == end ||
-		    fp < sp || (fp & 7) || !access_ok((void __user *)fp, 16))
-			break;
+		if (b < a + 16 || (b & 7) || !access_ok((void __user *)b, 16)) {
+			out++;
+			goto end_b;
+		}
+		unsafe_get_user(a, (unsigned long __user *)b, fault_b1);
+		unsafe_get_user(ra, (unsigned long __user *)(b + 8), fault_b1);
+		out[1] = ra;
+		out += 2;
+		if (ra - 1 - lo >= span || out == end)
+			goto stop_a;
+		if (a < b + 16 || (a & 7) || !access_ok((void __user *)a, 16))
+			goto end_a;
 	}
-	/*
-	 * The state is the caller's frame of the last step.  Which test
-	 * ended the loop is decided once, here (hidden, or the compiler
-	 * keeps a flag for it in the loop).
-	 */
-	OPTIMIZER_HIDE_VAR(ra);
-	ret = ra - 1 - lo >= span || out == end ? 0 : 1;
+stop_b:	/* The IP left the range, or the entries are full: at b's frame. */
+	w->sp = a + 16;
+	w->fp = b;
 	w->ip = ra;
 	user_read_access_end();
-	goto out;
-fault_next:
-	fp = next;
-fault:
-	/* The state stays at the frame whose page is not present. */
-	user_read_access_end();
-	ret = -EFAULT;
-	if (out != w->entries + w->nr)
-		w->ip = out[-1];
-out:
 	pagefault_enable();
-	w->sp = sp;
-	w->fp = fp;
 	w->nr = out - w->entries;
-	return ret;
+	return 0;
+end_b:	/* b does not look like a frame: the end of the chain. */
+	w->sp = a + 16;
+	w->fp = b;
+	w->ip = ra;
+	user_read_access_end();
+	pagefault_enable();
+	w->nr = out - w->entries;
+	return 1;
+stop_a:
+	w->sp = b + 16;
+	w->fp = a;
+	w->ip = ra;
+	user_read_access_end();
+	pagefault_enable();
+	w->nr = out - w->entries;
+	return 0;
+end_a:
+	w->sp = b + 16;
+	w->fp = a;
+	w->ip = ra;
+	user_read_access_end();
+	pagefault_enable();
+	w->nr = out - w->entries;
+	return 1;
+fault_b1:
+	out++;
+	a = b;
+fault_a:
+	/*
+	 * The state stays at the frame whose page is not present, for the
+	 * caller to fault it in.  Its stack pointer becomes the frame's own
+	 * address: the frame-pointer step only checks that the frame is not
+	 * below it, and this loop checked that it is above its callee's.
+	 */
+	user_read_access_end();
+	pagefault_enable();
+	if (out != w->entries + w->nr) {
+		w->ip = out[-1];
+		w->sp = a;
+	}
+	w->fp = a;
+	w->nr = out - w->entries;
+	return -EFAULT;
 }
 
 bool unwind_rs_can_fault(void)

@@ -48,6 +48,7 @@ struct unwind_rs_mm_key {
  * registers, whether SFrame may be used, and the memo's key.
  */
 struct unwind_rs_walk_ctx {
+	struct task_struct *task;
 	unsigned long ip;
 	unsigned long sp;
 	unsigned long bp;
@@ -55,6 +56,7 @@ struct unwind_rs_walk_ctx {
 	u16 cs;
 	u16 ss;
 	bool compat;
+	bool can_fault;
 	bool sframe;
 	bool key_valid;
 };

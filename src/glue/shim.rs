@@ -85,8 +85,10 @@ pub(crate) struct FpWalk {
 /// Matches `struct unwind_rs_walk_ctx` in `shim.h` (checked by `shim.c`):
 /// `unwind::regs::UserRegs`.
 #[repr(C)]
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 pub(crate) struct WalkCtx {
+    /// Current (`struct task_struct`).
+    pub(crate) task: *mut c_void,
     pub(crate) ip: usize,
     pub(crate) sp: usize,
     pub(crate) bp: usize,
@@ -96,6 +98,8 @@ pub(crate) struct WalkCtx {
     pub(crate) ss: u16,
     /// A 32-bit (IA32 emulation) user context.
     pub(crate) compat: bool,
+    /// The context may take page faults.
+    pub(crate) can_fault: bool,
     /// SFrame may be used: faults are allowed and the SFrame cache is on.
     pub(crate) sframe: bool,
     pub(crate) key_valid: bool,
@@ -149,8 +153,8 @@ const _: () = {
     assert!(core::mem::size_of::<FpWalk>() == 56);
     assert!(core::mem::offset_of!(FpWalk, nr) == 48);
     assert!(core::mem::offset_of!(MmKey, seq) == 16);
-    assert!(core::mem::size_of::<WalkCtx>() == 56);
-    assert!(core::mem::offset_of!(WalkCtx, cs) == 48);
+    assert!(core::mem::size_of::<WalkCtx>() == 64);
+    assert!(core::mem::offset_of!(WalkCtx, cs) == 56);
     assert!(core::mem::size_of::<VmaInfo>() == 24);
     assert!(core::mem::size_of::<FileId>() == 56);
     assert!(core::mem::offset_of!(FileId, ctime_nsec) == 40);

@@ -244,26 +244,38 @@ fn read_user<T: kernel::types::FromBytes>(addr: usize) -> Result<T> {
 /// frames, with the mappings `saved` kept from current's earlier walks
 /// (`None`: a one-off walk).  Returns the number of entries written.
 pub(crate) fn unwind(entries: &mut [usize], saved: Option<&mut Option<KBox<SavedMaps>>>) -> usize {
-    let mut regs = UserRegs::default();
-    if entries.is_empty() || !regs.read() {
+    let mut regs = UserRegs::EMPTY;
+    if !regs.read() {
+        return 0;
+    }
+    unwind_from(&regs, entries, saved)
+}
+
+/// As `unwind()`, from `regs`: current's, read in this context.
+pub(crate) fn unwind_from(
+    regs: &UserRegs,
+    entries: &mut [usize],
+    saved: Option<&mut Option<KBox<SavedMaps>>>,
+) -> usize {
+    if entries.is_empty() {
         return 0;
     }
     let mut state = UnwindUserState::empty();
-    state.start_from(&regs);
+    state.start_from(regs);
     if let Some(slot) = saved {
         if slot.is_none() {
             // Without memory the walk keeps its mappings on its stack.
             *slot = KBox::new(MapSet::new(), GFP_KERNEL).ok();
         }
         if let Some(set) = slot.as_deref_mut() {
-            return walk(&mut state, entries, &mut Memo::for_walk(set, &regs));
+            return walk(&mut state, entries, &mut Memo::for_walk(set, regs));
         }
     }
     // Built only here: it is a few hundred bytes to clear.
     walk(
         &mut state,
         entries,
-        &mut Memo::for_walk(&mut MapSet::new(), &regs),
+        &mut Memo::for_walk(&mut MapSet::new(), regs),
     )
 }
 

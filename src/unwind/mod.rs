@@ -24,8 +24,8 @@ mod sframe;
 mod sframe_cache;
 mod sframe_find;
 
-pub(crate) use fp::{unwind, UnwindStacktrace, UnwindUserState};
-pub(crate) use regs::has_user_regs;
+pub(crate) use fp::{unwind, unwind_from, UnwindStacktrace, UnwindUserState};
+pub(crate) use regs::{has_user_regs, UserRegs};
 pub(crate) use sframe_find::{MapSet, Memo, SavedMaps};
 
 /// The SFrame cache's lifetime: emptied when the module unloads.

@@ -12,11 +12,31 @@ use crate::glue::shim::{self, MmKey, WalkCtx};
 pub(crate) type UserRegs = WalkCtx;
 
 impl WalkCtx {
+    /// A context to `read()` into.
+    pub(crate) const EMPTY: Self = Self {
+        task: core::ptr::null_mut(),
+        ip: 0,
+        sp: 0,
+        bp: 0,
+        key: MmKey {
+            mm: 0,
+            exec_id: 0,
+            seq: 0,
+            pad: 0,
+        },
+        cs: 0,
+        ss: 0,
+        compat: false,
+        can_fault: false,
+        sframe: false,
+        key_valid: false,
+    };
+
     /// Current's user registers; `None` for kernel threads, user workers
     /// (io_uring, vhost) and entries that did not come from user mode.
     /// One helper call: a walk's fixed cost is mostly such calls.
     pub(crate) fn current() -> Option<Self> {
-        let mut c = WalkCtx::default();
+        let mut c = Self::EMPTY;
         c.read().then_some(c)
     }
 

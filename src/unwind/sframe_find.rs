@@ -241,7 +241,8 @@ impl Mapping {
 /// kept between walks in its unwind cache (see the module documentation),
 /// with the key of the address space they belong to.
 pub(crate) struct MapSet {
-    key: Option<MmKey>,
+    /// `NO_KEY` (mm 0) while no valid key is known.
+    key: MmKey,
     maps: [Option<Mapping>; MEMO_LEN],
     next: usize,
     /// The slot of the last mapping found: consecutive frames are mostly
@@ -252,13 +253,16 @@ pub(crate) struct MapSet {
 impl MapSet {
     pub(crate) const fn new() -> Self {
         Self {
-            key: None,
+            key: NO_KEY,
             maps: [const { None }; MEMO_LEN],
             next: 0,
             last: 0,
         }
     }
 
+    // Rare (the mappings changed): out of the walk's way.
+    #[cold]
+    #[inline(never)]
     fn clear(&mut self) {
         for m in &mut self.maps {
             *m = None;
@@ -266,6 +270,14 @@ impl MapSet {
         self.next = 0;
     }
 }
+
+/// No address space: no `mm` is at address 0.
+const NO_KEY: MmKey = MmKey {
+    mm: 0,
+    exec_id: 0,
+    seq: 0,
+    pad: 0,
+};
 
 /// The mappings a task keeps between walks.
 pub(crate) type SavedMaps = MapSet;
@@ -289,12 +301,15 @@ impl<'a> Memo<'a> {
     }
 
     /// As `new()`, with what `UserRegs::current()` found out already.
+    #[inline]
     pub(crate) fn for_walk(set: &'a mut MapSet, regs: &UserRegs) -> Self {
         Self::with(set, regs.sframe, regs.key())
     }
 
+    #[inline]
     fn with(set: &'a mut MapSet, enabled: bool, key: Option<MmKey>) -> Self {
-        if key.is_none() || set.key != key {
+        let key = key.unwrap_or(NO_KEY);
+        if key.mm == 0 || set.key != key {
             set.clear();
             set.key = key;
         }
