@@ -190,6 +190,7 @@ int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w)
 	unsigned long lo = w->lo, span = w->hi - w->lo, a = w->fp, b, ra;
 	unsigned long *out = w->entries + w->nr, *end = w->entries + w->max;
 	unsigned long *last = end - 1;
+	int ret;
 
 	if (w->nr >= w->max)
 		return 0;
@@ -218,55 +219,40 @@ int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w)
 		unsafe_get_user(b, (unsigned long __user *)a, fault_a);
 		unsafe_get_user(ra, (unsigned long __user *)(a + 8), fault_a);
 		out[0] = ra;
-		if (ra - 1 - lo >= span || out == last) {
+		if (ra - 1 - lo >= span || out == last ||
+		    b < a + 16 || (b & 7) || !access_ok((void __user *)b, 16)) {
 			out++;
-			goto stop_b;
-		}
-		if (b < a + 16 || (b & 7) || !access_ok((void __user *)b, 16)) {
-			out++;
-			goto end_b;
+			goto at_b;
 		}
 		unsafe_get_user(a, (unsigned long __user *)b, fault_b1);
 		unsafe_get_user(ra, (unsigned long __user *)(b + 8), fault_b1);
 		out[1] = ra;
 		out += 2;
-		if (ra - 1 - lo >= span || out == end)
-			goto stop_a;
-		if (a < b + 16 || (a & 7) || !access_ok((void __user *)a, 16))
-			goto end_a;
+		if (ra - 1 - lo >= span || out == end ||
+		    a < b + 16 || (a & 7) || !access_ok((void __user *)a, 16))
+			goto at_a;
 	}
-stop_b:	/* The IP left the range, or the entries are full: at b's frame. */
+at_b:	/* The state is b's frame, the caller's of the last step. */
 	w->sp = a + 16;
 	w->fp = b;
-	w->ip = ra;
-	user_read_access_end();
-	pagefault_enable();
-	w->nr = out - w->entries;
-	return 0;
-end_b:	/* b does not look like a frame: the end of the chain. */
-	w->sp = a + 16;
-	w->fp = b;
-	w->ip = ra;
-	user_read_access_end();
-	pagefault_enable();
-	w->nr = out - w->entries;
-	return 1;
-stop_a:
+	goto done;
+at_a:
 	w->sp = b + 16;
 	w->fp = a;
+done:
+	/*
+	 * Which test ended the loop is decided once, here: the IP left the
+	 * range or the entries are full (0), else the next frame does not
+	 * look like one (1).  Hidden, or the compiler keeps a flag for it in
+	 * the loop.
+	 */
+	OPTIMIZER_HIDE_VAR(ra);
+	ret = ra - 1 - lo >= span || out == end ? 0 : 1;
 	w->ip = ra;
 	user_read_access_end();
 	pagefault_enable();
 	w->nr = out - w->entries;
-	return 0;
-end_a:
-	w->sp = b + 16;
-	w->fp = a;
-	w->ip = ra;
-	user_read_access_end();
-	pagefault_enable();
-	w->nr = out - w->entries;
-	return 1;
+	return ret;
 fault_b1:
 	out++;
 	a = b;
