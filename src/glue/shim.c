@@ -101,8 +101,8 @@ struct pt_regs *unwind_rs_user_regs(void)
 /*
  * Everything a walk of current's user stack starts from, in one call
  * (each would be a call of its own from Rust): false without user
- * registers (@c untouched).  SFrame needs faults allowed and the cache on; the memo's
- * key only matters then.
+ * registers (@c untouched).  SFrame needs faults allowed and the cache
+ * on; the memo's key only matters then.
  */
 bool unwind_rs_walk_ctx(struct unwind_rs_walk_ctx *c)
 {
