@@ -2,7 +2,9 @@
 /*
  * Thin C part of unwind_deferred.ko: the EXPORT_SYMBOL_GPL()s of the Rust
  * functions and wrappers for what Rust cannot reach (inline functions,
- * macros).  No logic lives here.
+ * macros), gathered per hot path so that each costs one call.  The only
+ * logic here is the frame-pointer loop, which must stay inside one user
+ * access section (unwind_rs_fp_frames()).
  */
 #include <linux/debugfs.h>
 #include <linux/export.h>

@@ -3,7 +3,11 @@
 //! Declarations of the C helpers in `shim.c` (see `shim.h`).
 //!
 //! They wrap inline functions and macros that `bindgen` cannot turn into
-//! callable functions; each one is a single call on the C side.
+//! callable functions.  Most are a single call on the C side; the hot
+//! paths' context helpers (`unwind_rs_request_begin()`,
+//! `unwind_rs_walk_ctx()`) gather several in one call, and the
+//! frame-pointer loop lives there because a user access section cannot
+//! span calls into Rust.
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
