@@ -7,7 +7,8 @@ nothing failed.  With --label NAME the results are headed by the kernel's
 name and the count line reads "NAME: N passed, N failed"; --counts FILE
 appends "passed failed" to FILE for tests/run to add up.  A dmesg with BUG:, WARNING:, Oops, a lockdep report or
 "possible recursive locking" is one more failed test (dmesg_clean), and
-so is a plan that was not completed (plan_complete).
+so is a plan that was not completed (plan_complete).  A skipped result
+(`# SKIP`) counts as failed: the guest provides what every test needs.
 """
 import re
 import sys
@@ -21,6 +22,7 @@ BAD = re.compile(r"BUG:|WARNING:|Oops|possible recursive locking|"
                  r"list_del corruption|rcu_sched detected stall|"
                  r"self-detected stall|watchdog: BUG|Call Trace:")
 RESULT = re.compile(r"^(not ok|ok) (\d+) (\S+)(.*)$")
+SKIP = re.compile(r"#\s*SKIP", re.IGNORECASE)
 
 
 def option(name):
@@ -54,9 +56,11 @@ def main():
             continue
         seen += 1
         print(line)
-        if m.group(1) == "ok":
+        if m.group(1) == "ok" and not SKIP.search(m.group(4)):
             passed += 1
         else:
+            # The guest provides everything a test needs: a skip is a
+            # test that did not run.
             failed += 1
 
     if "UNWIND-RS-DMESG-BEGIN" in text:

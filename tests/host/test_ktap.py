@@ -65,6 +65,12 @@ class KtapTest(unittest.TestCase):
         rc, _, counts = summarise(CLEAN.replace("ok 2 b", "not ok 2 b"))
         self.assertEqual((rc, counts), (1, ["3", "1"]))
 
+    def test_skipped_result_fails(self):
+        for line in ("ok 2 selftests: unwind_deferred: perf.sh # SKIP no perf",
+                     "ok 2 b # skip"):
+            rc, _, counts = summarise(CLEAN.replace("ok 2 b", line))
+            self.assertEqual((rc, counts), (1, ["3", "1"]), line)
+
     def test_short_plan_fails(self):
         rc, out, counts = summarise(CLEAN.replace("1..2", "1..3"))
         self.assertEqual((rc, counts), (1, ["3", "1"]))

@@ -21,4 +21,32 @@ mkdir -p $m
 for k in /modules/*.ko; do ln -s "$k" $m/; done
 ln -sf /modules/intree/unwind_deferred.ko $m/unwind_deferred.ko
 ln -s /modules/inject $m/inject
+
+# The skip paths first, through the installed group script: exit 4 (the
+# kselftest skip code) and the reason, nothing run.
+mkdir -p /etc
+grep -q '^nobody:' /etc/passwd 2>/dev/null || {
+	grep -q '^root:' /etc/passwd 2>/dev/null ||
+		echo 'root:x:0:0:root:/:/bin/sh' >>/etc/passwd
+	echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >>/etc/passwd
+}
+g=/kselftest/unwind_deferred/foundation.sh
+skip_case() {
+	n=$1 name=$2 want=$3
+	shift 3
+	out=$("$@" 2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/# /'
+	if [ $rc = 4 ] && echo "$out" | grep -q "^# SKIP: .*$want" &&
+		! echo "$out" | grep -q '^ok '; then
+		echo "ok $n $name"
+	else
+		echo "not ok $n $name # exit $rc"
+	fi
+}
+echo "1..2"
+skip_case 1 kselftest_skip_not_root "must run as root" \
+	su -s /bin/sh nobody -c "UNWIND_RS_MODDIR=$m $g"
+skip_case 2 kselftest_skip_no_modules "no unwind_deferred.ko" \
+	env UNWIND_RS_MODDIR=/nonexistent $g
 UNWIND_RS_MODDIR=$m /kselftest/run_kselftest.sh
