@@ -73,10 +73,19 @@ fn queue(info: &Current, prompt: bool, undo: usize) -> Result {
     // SAFETY: The caller set `PENDING`, so the head is not queued and nobody
     // else writes it; `info` is current's; the kernel trampoline outlives
     // this module.
-    let ret = unsafe {
+    let add = || unsafe {
         (*head).func = Some(bindings::unwind_hooks_task_work);
         bindings::task_work_add(info.task_ptr(), head, mode)
     };
+    // The injection build can fail it as for an exiting task.
+    #[cfg(unwind_inject)]
+    let ret = if inject::queue_fails() {
+        ESRCH.to_errno()
+    } else {
+        add()
+    };
+    #[cfg(not(unwind_inject))]
+    let ret = add();
     if ret != 0 {
         // The task is exiting: nobody will run the work.  Clear only what
         // this request set; the cookie may already be handed out.

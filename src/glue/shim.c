@@ -79,8 +79,8 @@ UNWIND_RS_EXPORT(unwind_deferred_cancel);
 UNWIND_RS_EXPORT(unwind_user_get_cookie);
 #ifdef UNWIND_RS_INJECT
 /* Test builds only: see src/deferred/inject.rs and tests/modules/race/. */
-void unwind_rs_inject_set(void (*fn)(int step));
 UNWIND_RS_EXPORT(unwind_rs_inject_set);
+UNWIND_RS_EXPORT(unwind_rs_inject_fail_queue);
 #endif
 
 static struct dentry *unwind_rs_debugfs;

@@ -106,4 +106,8 @@ void unwind_rs_file_id(struct file *file, struct unwind_rs_file_id *id);
 bool unwind_rs_mm_key(struct unwind_rs_mm_key *k);
 int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w);
 
+/* Test builds only (UNWIND_RS_INJECT): src/deferred/inject.rs. */
+void unwind_rs_inject_set(void (*fn)(int step));
+void unwind_rs_inject_fail_queue(void);
+
 #endif /* _UNWIND_RS_SHIM_H */

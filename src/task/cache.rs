@@ -14,7 +14,7 @@ use kernel::prelude::*;
 
 use super::{Current, TaskInfo};
 use crate::glue::stats::{self, Stat};
-use crate::unwind::SavedMaps;
+use crate::unwind::MapSet;
 
 /// Entries that fit in one page after the header and the memo pointer
 /// (509: upstream's 510 less the slot that holds `maps`).
@@ -34,9 +34,9 @@ pub(crate) struct UnwindCache {
     walking: AtomicBool,
     entries: UnsafeCell<[usize; MAX_ENTRIES]>,
     /// The mappings the walks of this task looked up (see
-    /// `unwind::SavedMaps`), kept between kernel entries.  Owning task
+    /// `unwind::MapSet`), kept between kernel entries.  Owning task
     /// only; freed with the cache.
-    maps: UnsafeCell<Option<KBox<SavedMaps>>>,
+    maps: UnsafeCell<Option<KBox<MapSet>>>,
 }
 
 const _: () = {
@@ -63,7 +63,7 @@ impl UnwindCache {
     pub(crate) fn trace(
         &self,
         _cur: &Current,
-        walk: impl FnOnce(&mut [usize], &mut Option<KBox<SavedMaps>>) -> usize,
+        walk: impl FnOnce(&mut [usize], &mut Option<KBox<MapSet>>) -> usize,
     ) -> Result<(u32, *mut usize)> {
         let entries = self.entries.get().cast::<usize>();
         // SAFETY: Only the owning task, which `_cur` proves we run on,
@@ -98,7 +98,7 @@ impl UnwindCache {
     pub(crate) fn with_maps<R>(
         &self,
         _cur: &Current,
-        f: impl FnOnce(Option<&mut Option<KBox<SavedMaps>>>) -> R,
+        f: impl FnOnce(Option<&mut Option<KBox<MapSet>>>) -> R,
     ) -> R {
         if self.walking.swap(true, Ordering::Relaxed) {
             return f(None);

@@ -24,7 +24,7 @@ use kernel::uaccess::UserSlice;
 use super::compat;
 use super::regs::{self, UserRegs};
 use super::sframe;
-use super::sframe_find::{MapSet, Memo, SavedMaps};
+use super::sframe_find::{MapSet, Memo};
 use crate::glue::shim;
 use crate::glue::stats::{self, Stat};
 
@@ -243,7 +243,7 @@ fn read_user<T: kernel::types::FromBytes>(addr: usize) -> Result<T> {
 /// Walks current's user stack into `entries`, at most `entries.len()`
 /// frames, with the mappings `saved` kept from current's earlier walks
 /// (`None`: a one-off walk).  Returns the number of entries written.
-pub(crate) fn unwind(entries: &mut [usize], saved: Option<&mut Option<KBox<SavedMaps>>>) -> usize {
+pub(crate) fn unwind(entries: &mut [usize], saved: Option<&mut Option<KBox<MapSet>>>) -> usize {
     let mut regs = UserRegs::EMPTY;
     if !regs.read() {
         return 0;
@@ -255,7 +255,7 @@ pub(crate) fn unwind(entries: &mut [usize], saved: Option<&mut Option<KBox<Saved
 pub(crate) fn unwind_from(
     regs: &UserRegs,
     entries: &mut [usize],
-    saved: Option<&mut Option<KBox<SavedMaps>>>,
+    saved: Option<&mut Option<KBox<MapSet>>>,
 ) -> usize {
     if entries.is_empty() {
         return 0;

@@ -26,7 +26,7 @@ mod sframe_find;
 
 pub(crate) use fp::{unwind, unwind_from, UnwindStacktrace, UnwindUserState};
 pub(crate) use regs::{has_user_regs, UserRegs};
-pub(crate) use sframe_find::{MapSet, Memo, SavedMaps};
+pub(crate) use sframe_find::{MapSet, Memo};
 
 /// The SFrame cache's lifetime: emptied when the module unloads.
 pub(crate) struct SframeCache;

@@ -16,7 +16,7 @@
 //! A walk keeps the mappings it looked up in a [`Memo`]: the VMA lock and
 //! the cache's mutex are taken once per mapping, and a frame's lookup
 //! reads only the cached section (never user memory).  A task keeps its
-//! mappings between walks ([`SavedMaps`], in its unwind cache) while its
+//! mappings between walks ([`MapSet`], in its unwind cache) while its
 //! address space's mappings stay the same: a task sampled again and again
 //! looks its mappings up once, not at every walk.
 //!
@@ -278,9 +278,6 @@ const NO_KEY: MmKey = MmKey {
     seq: 0,
     pad: 0,
 };
-
-/// The mappings a task keeps between walks.
-pub(crate) type SavedMaps = MapSet;
 
 /// The mappings one walk sees: in place in a [`MapSet`].
 pub(crate) struct Memo<'a> {

@@ -20,6 +20,7 @@ static const char *const step_names[RACE_NSTEPS] = {
 
 static int fd;
 static unsigned int runs, fired[RACE_NSTEPS], reuse_runs;
+static struct race_result last;	/* of the last check() */
 
 /* A few frames between main and the run's syscall. */
 static int __attribute__((noinline)) run_at(struct race_run *run, int depth)
@@ -64,6 +65,7 @@ static void check(struct race_run *run)
 	ut_check(r.late == 0, PLAN);
 	ut_check(r.callbacks >= 1 && r.handed >= 1, PLAN);
 	ut_check(r.direct_nr >= 5, "direct unwind of %u frames", r.direct_nr);
+	last = r;
 }
 
 int main(void)
@@ -120,6 +122,19 @@ int main(void)
 			 step_names[s], r.unrequested, r.missing, r.duplicate, r.bad_trace, r.zero);
 	}
 	ut_check(reuse_runs >= 2, "bit reuse forced in %u runs", reuse_runs);
+	/*
+	 * A task work that cannot be queued (the task is exiting) fails its
+	 * request and clears only what that request set: works 0 and 1,
+	 * requested after it in the same entry, get their callbacks.
+	 */
+	memset(&run, 0, sizeof(run));
+	run.fail_queue = 1;
+	check(&run);
+	ut_diag("failed queueing: %s; then %u handed, %u called back",
+		last.queue_failed ? "-ESRCH, cookie 0, bits cleared" : "WRONG",
+		last.handed, last.callbacks);
+	ut_check(last.queue_failed && last.handed == 2 && last.callbacks == 2,
+		 "a request whose task work cannot be queued");
 	/* Callbacks that came after their run's result. */
 	memset(&run, 0, sizeof(run));
 	check(&run);

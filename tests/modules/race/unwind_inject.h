@@ -5,5 +5,7 @@
 
 typedef void (*unwind_rs_inject_fn)(int step);
 void unwind_rs_inject_set(unwind_rs_inject_fn fn);
+/* The next queueing of a task work fails (-ESRCH), as for an exiting task. */
+void unwind_rs_inject_fail_queue(void);
 
 #endif /* _UNWIND_INJECT_H */

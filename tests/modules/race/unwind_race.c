@@ -35,6 +35,10 @@ static atomic_t race_hits[RACE_NSTEPS];
 static bool race_open;
 static unsigned long race_direct[RACE_TRACE_MAX];
 static unsigned int race_direct_nr;
+static bool race_queue_failed;
+
+/* src/deferred/protocol.rs: PENDING, a task work is queued. */
+#define RACE_MASK_PENDING	BIT(0)
 
 struct race_event {
 	int work;		/* -1 for get_cookie */
@@ -224,8 +228,22 @@ static long race_run(struct race_run __user *arg)
 	memcpy(race_plan, run.plan, sizeof(race_plan));
 	WRITE_ONCE(race_open, true);
 	WRITE_ONCE(race_task, current);
+	race_queue_failed = false;
+	if (run.fail_queue) {
+		/* Only what the failed request set is cleared. */
+		u64 cookie = 1;
+		int ret;
+
+		unwind_rs_inject_fail_queue();
+		ret = unwind_deferred_request(&race_works[1], &cookie);
+		race_queue_failed = ret == -ESRCH && !cookie &&
+			!(atomic_long_read(&current->unwind_hooks.unwind_mask) &
+			  (RACE_MASK_PENDING | BIT(race_works[1].bit)));
+	}
 	/* The task's own request; the plan fires inside it and afterwards. */
 	race_request(0);
+	if (run.fail_queue)
+		race_request(1);
 	return 0;
 }
 
@@ -246,6 +264,7 @@ static long race_result(struct race_result __user *arg)
 	r.direct_nr = race_direct_nr;
 	r.late = atomic_xchg(&race_late, 0);
 	r.reused_bit = race_reused_bit;
+	r.queue_failed = race_queue_failed;
 	for (i = 0; i < ARRAY_SIZE(race_plan); i++)
 		if (race_plan[i].fired)
 			r.fired |= BIT(i);

@@ -30,9 +30,14 @@ struct race_plan {
 	__u32 fired;	/* unused: see race_result.fired */
 };
 
-/* RACE_IOC_RUN: request for work 0 in this syscall with these injections. */
+/*
+ * RACE_IOC_RUN: request for work 0 in this syscall with these injections.
+ * With fail_queue, first a request for work 1 whose task work cannot be
+ * queued (as for an exiting task), then work 0's and work 1's again.
+ */
 struct race_run {
 	struct race_plan plan[2];
+	__u32 fail_queue;
 };
 
 /* RACE_IOC_RESULT: what the last run handed out and called back. */
@@ -49,6 +54,7 @@ struct race_result {
 	__u32 direct_nr;	/* frames of the run's direct unwind */
 	__u32 reused_bit;	/* RACE_REUSE_W1: the fresh work got work 1's bit */
 	__u32 fired;		/* bit i: plan[i] fired */
+	__u32 queue_failed;	/* fail_queue: -ESRCH, cookie 0, its bits cleared */
 };
 
 #define RACE_IOC_RUN	_IOWR('r', 1, struct race_run)
