@@ -15,11 +15,18 @@
 
 #[path = "../../src/unwind/sframe/mod.rs"]
 mod sframe;
+#[path = "../../src/unwind/table/mod.rs"]
+#[allow(dead_code)]
+mod table;
+
+#[path = "common/table_store.rs"]
+mod table_store;
 
 use sframe::{
-    section_len, step, step_with, validate, CfaRule, Fde, FreType, Header, Reg, Regs, Row, Rule,
-    Section, SframeError, StepError, Version, Work, HEADER_LEN, MAX_FRES_PER_FDE,
+    section_len, validate, Fde, FreType, Header, Section, SframeError, Version, Work, HEADER_LEN,
+    MAX_FRES_PER_FDE,
 };
+use table::{step, step_with, CfaRule, Reg, Regs, Row, Rule, StepError};
 use std::collections::HashMap;
 
 // ---------------------------------------------------------------------
@@ -1353,4 +1360,156 @@ fn header_fields_and_fde_decoding() {
     );
     assert!(f.pcmask && f.rep_size == 16 && !f.flex && !f.signal);
     assert_eq!(s.fde(5), Err(SframeError::Truncated));
+}
+
+// ---------------------------------------------------------------------
+// The unwind-table engine: compiled SFrame against the reference lookup.
+
+/// Compiles a validated section.
+fn compiled(s: &Section<'_>) -> (table_store::VecStore, Option<u64>) {
+    table_store::build(|b| sframe::compile(s, b).map(|_| ())).unwrap()
+}
+
+#[test]
+fn compiled_real_sections_equal_the_reference_lookup_at_every_pc() {
+    for fx in fixtures() {
+        let (addr, dump) = parse_dump(fx.dump);
+        let s = Section::new(fx.bytes, addr).unwrap();
+        let (store, base) = compiled(&s);
+        let t = store.table(base);
+        assert!(t.rows.len() < 64, "{}: {} distinct rows", fx.name, t.rows.len());
+        let lo = dump.iter().map(|d| d.pc).min().unwrap();
+        let hi = dump.iter().map(|d| d.pc + d.size).max().unwrap();
+        // Every PC of every function, and a margin of gaps around them.
+        for pc in lo.saturating_sub(64)..hi + 64 {
+            assert_eq!(t.lookup(pc), s.lookup(pc).unwrap(), "{} pc {pc:#x}", fx.name);
+        }
+    }
+}
+
+#[test]
+fn compiled_synthetic_sections_equal_the_reference_lookup() {
+    for v in [1, 2, 3] {
+        let t = typical(v);
+        let b = t.build();
+        let s = Section::new(&b, t.addr).unwrap();
+        let (store, base) = compiled(&s);
+        let t = store.table(base);
+        for pc in 0..0x10000u64 {
+            assert_eq!(t.lookup(pc), s.lookup(pc).unwrap(), "v{v} pc {pc:#x}");
+        }
+    }
+}
+
+#[test]
+fn compiled_mutated_sections_equal_the_reference_lookup() {
+    // Every mutated section that validates compiles, and its table gives
+    // the reference lookup's rows (PCMASK blocks expanded, overlapping
+    // FDEs skipped: those are refused by validation anyway).
+    let mut rng = Rng(0x5eed_7ab1e);
+    let mut compiled_ok = 0;
+    for v in [1u8, 2, 3] {
+        let ty = typical(v);
+        let addr = ty.addr;
+        let base = ty.build();
+        for _ in 0..20_000 {
+            let mut b = base.clone();
+            for _ in 0..1 + rng.below(3) {
+                let i = rng.below(b.len() as u64) as usize;
+                b[i] = rng.next() as u8;
+            }
+            let Ok(s) = Section::new(&b, addr) else {
+                continue;
+            };
+            let Ok((store, base_pc)) = table_store::build(|bl| sframe::compile(&s, bl).map(|_| ()))
+            else {
+                continue;
+            };
+            compiled_ok += 1;
+            let t = store.table(base_pc);
+            for _ in 0..64 {
+                let pc = 0x800 + rng.below(0x1000);
+                let want = s.lookup(pc).unwrap_or(None);
+                let got = t.lookup(pc);
+                // A PCMASK FDE of more blocks than the engine expands
+                // gets no rows, by design.
+                let huge = (0..s.num_fdes()).filter_map(|i| s.fde(i).ok()).any(|f| {
+                    f.pcmask
+                        && f.size.div_ceil(f.rep_size.max(1) as u32) > sframe::MAX_PCMASK_BLOCKS
+                        && (f.start..f.start + f.size as u64).contains(&pc)
+                });
+                if want.is_some() && !huge {
+                    assert_eq!(got, want, "v{v} pc {pc:#x}");
+                }
+            }
+        }
+    }
+    assert!(compiled_ok > 1000, "{compiled_ok}");
+}
+
+#[test]
+fn table_builder_merges_equal_rows_and_marks_gaps() {
+    let a = row(sp(8), None);
+    let c = row(sp(16), None);
+    let (store, base) = table_store::build::<table::BuildError>(|b| {
+        b.row(0x100, Some(a))?;
+        b.row(0x101, Some(a))?; // merged
+        b.row(0x104, Some(c))?;
+        b.row(0x108, None)?;
+        b.end(0x110)?;
+        b.row(0x110, Some(a))?; // adjacent function: no gap entry
+        b.end(0x120)?;
+        b.row(0x200, Some(c))?; // a gap before it
+        b.end(0x210)
+    })
+    .unwrap();
+    assert_eq!(store.rows.len(), 2);
+    assert_eq!(store.starts, vec![0, 4, 8, 0x10, 0x20, 0x100, 0x110]);
+    let t = store.table(base);
+    assert_eq!(t.lookup(0xff), None);
+    assert_eq!(t.lookup(0x100), Some(a));
+    assert_eq!(t.lookup(0x103), Some(a));
+    assert_eq!(t.lookup(0x104), Some(c));
+    assert_eq!(t.lookup(0x108), None);
+    assert_eq!(t.lookup(0x110), Some(a));
+    assert_eq!(t.lookup(0x120), None);
+    assert_eq!(t.lookup(0x1ff), None);
+    assert_eq!(t.lookup(0x205), Some(c));
+    assert_eq!(t.lookup(0x210), None);
+    assert_eq!(t.lookup(u64::MAX), None);
+}
+
+#[test]
+fn table_builder_refuses_unsorted_wide_and_capped_input() {
+    let a = row(sp(8), None);
+    let mut b = table::Builder::new(table_store::VecStore::new());
+    b.row(0x100, Some(a)).unwrap();
+    assert_eq!(b.row(0xff, Some(a)), Err(table::BuildError::NotSorted));
+    b.end(0x110).unwrap();
+    assert_eq!(b.row(0x108, Some(a)), Err(table::BuildError::NotSorted));
+    let mut b = table::Builder::new(table_store::VecStore::new());
+    b.row(0x100, Some(a)).unwrap();
+    assert_eq!(b.row(0x100 + (1 << 32), Some(a)), Err(table::BuildError::TooWide));
+    let mut b = table::Builder::new(table_store::VecStore::with_cap(64));
+    let mut err = None;
+    for i in 0..100u64 {
+        if let Err(e) = b.row(0x100 + 4 * i, Some(row(sp(8 * (i as i32 % 2 + 1)), None))) {
+            err = Some(e);
+            break;
+        }
+    }
+    assert_eq!(err, Some(table::BuildError::NoMemory));
+}
+
+#[test]
+fn table_builder_caps_distinct_rows() {
+    let mut b = table::Builder::new(table_store::VecStore::new());
+    let mut err = None;
+    for i in 0..70_000u64 {
+        if let Err(e) = b.row(0x1000 + i, Some(row(sp(8 * i as i32 + 8), None))) {
+            err = Some((i, e));
+            break;
+        }
+    }
+    assert_eq!(err, Some((table::MAX_ROWS as u64, table::BuildError::TooManyRows)));
 }

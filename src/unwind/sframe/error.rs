@@ -79,23 +79,3 @@ pub enum SframeError {
     /// where a rule is required, or reserved bits set.
     BadFlexControl,
 }
-
-/// Why one unwind step ([`super::step`]) could not produce the caller's
-/// registers.  The walk then ends or falls back to frame pointers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StepError {
-    /// The rule needs a register that is not known in this frame (only
-    /// SP, FP and PC are, except in the topmost frame).
-    RegisterUnavailable,
-    /// The CFA, or an address computed from it, overflowed.
-    Overflow,
-    /// The CFA is not above SP: the walk would not move up the stack.
-    CfaNotAboveSp,
-    /// The CFA is not 8-byte aligned.
-    MisalignedCfa,
-    /// Reading user memory failed.
-    Fault,
-    /// The row is a signal trampoline's (v3): the caller's registers are
-    /// in the signal frame, which SFrame does not describe.
-    SignalFrame,
-}

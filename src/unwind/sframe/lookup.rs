@@ -12,7 +12,8 @@
 //! the result is an error or a wrong row, never a panic.
 
 use super::error::SframeError;
-use super::format::{row, Fde, Fre, Row};
+use super::super::table::Row;
+use super::format::{row, Fde, Fre};
 use super::section::Section;
 use super::validate::MAX_FRES_PER_FDE;
 

@@ -10,8 +10,7 @@
 //! CFA must be above SP (every step moves up the stack, so a walk ends)
 //! and 8-byte aligned.
 
-use super::error::StepError;
-use super::format::{Reg, Row, Rule};
+use super::row::{Reg, Row, Rule};
 
 /// The registers known in every frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -39,7 +38,7 @@ where
 /// registers, for a DRAP register such as R10); `read_word(addr)` reads
 /// the 8-byte little-endian word at `addr` of user memory, `None` if it
 /// faults.  Signal frames are refused: the caller's registers are in the
-/// signal frame, which SFrame does not describe.
+/// signal frame, which the row does not describe.
 pub fn step_with<G, M>(
     row: &Row,
     regs: &Regs,
@@ -99,4 +98,24 @@ where
         None => regs.fp,
     };
     Ok(Some(Regs { pc, sp: cfa, fp }))
+}
+
+/// Why one unwind step ([`step`]) could not produce the caller's
+/// registers.  The walk then ends or falls back to frame pointers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepError {
+    /// The rule needs a register that is not known in this frame (only
+    /// SP, FP and PC are, except in the topmost frame).
+    RegisterUnavailable,
+    /// The CFA, or an address computed from it, overflowed.
+    Overflow,
+    /// The CFA is not above SP: the walk would not move up the stack.
+    CfaNotAboveSp,
+    /// The CFA is not 8-byte aligned.
+    MisalignedCfa,
+    /// Reading user memory failed.
+    Fault,
+    /// The row is a signal trampoline's (v3): the caller's registers are
+    /// in the signal frame, which the row does not describe.
+    SignalFrame,
 }

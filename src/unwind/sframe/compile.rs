@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A validated section's rows, into the unwind-table engine: each FDE's
+//! FREs at their PCs, then the function's end.  A PCMASK FDE (a PLT) is
+//! expanded block by block, so the compiled table needs no PC mask: at
+//! most [`MAX_PCMASK_BLOCKS`] blocks, else the FDE gets no rows.  An FDE
+//! that overlaps the one before it is skipped (the engine's entries are
+//! sorted).  The work is linear in the section plus the expanded blocks.
+
+use super::super::table::{BuildError, Builder, Storage};
+use super::error::SframeError;
+use super::format::{row, Fre};
+use super::section::Section;
+use super::validate::MAX_FRES_PER_FDE;
+
+/// The most blocks a PCMASK FDE expands to (a PLT of 64 Ki entries).
+pub const MAX_PCMASK_BLOCKS: u32 = 1 << 16;
+
+/// Why a section did not compile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompileError {
+    /// The section's bytes (only for a section that was not validated).
+    Sframe(SframeError),
+    /// The engine's limits.
+    Build(BuildError),
+}
+
+impl From<SframeError> for CompileError {
+    fn from(e: SframeError) -> Self {
+        CompileError::Sframe(e)
+    }
+}
+
+impl From<BuildError> for CompileError {
+    fn from(e: BuildError) -> Self {
+        CompileError::Build(e)
+    }
+}
+
+/// Feeds every row of `section` (validated) into `b`.  Returns the number
+/// of FDEs skipped (overlapping, or PCMASK too large).
+pub fn compile<S: Storage>(section: &Section<'_>, b: &mut Builder<S>) -> Result<u32, CompileError> {
+    let fres = section.fres();
+    let fixed = section.fixed();
+    let mut prev_end: Option<u64> = None;
+    let mut skipped = 0u32;
+    for i in 0..section.num_fdes() {
+        let fde = section.fde(i)?;
+        let end = fde.start.checked_add(fde.size as u64).ok_or(SframeError::Overflow)?;
+        if fde.size == 0 || prev_end.is_some_and(|e| fde.start < e) {
+            skipped += 1;
+            continue;
+        }
+        let (blocks, rep) = if fde.pcmask {
+            let rep = fde.rep_size as u32;
+            if rep == 0 {
+                return Err(SframeError::ZeroRepSize.into());
+            }
+            (fde.size.div_ceil(rep), rep)
+        } else {
+            (1, 0)
+        };
+        if blocks > MAX_PCMASK_BLOCKS {
+            skipped += 1;
+            continue;
+        }
+        prev_end = Some(end);
+        for blk in 0..blocks {
+            let block_start = fde.start + (blk as u64) * (rep as u64);
+            let mut at = fde.fres_off;
+            for _ in 0..fde.num_fres.min(MAX_FRES_PER_FDE) {
+                let (fre, next): (Fre, usize) = Fre::decode(fres, at, fde.fre_type)?;
+                at = next;
+                let pc = block_start + fre.start as u64;
+                if pc >= end {
+                    break;
+                }
+                b.row(pc, row(fres, fixed, &fde, &fre).ok())?;
+            }
+        }
+        b.end(end)?;
+    }
+    Ok(skipped)
+}

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! [`Builder`]: compiles rows, given in increasing PC order, into a
+//! [`super::Table`]'s arrays.
+//!
+//! A format's compiler calls [`Builder::row`] for each PC at which the
+//! rules change and [`Builder::end`] at each function's end; the builder
+//! stores a start only where the row differs from the one before (so a
+//! run of equal rows is one entry), a [`NO_ROW`] entry where a gap
+//! between functions begins, and each distinct row once (an
+//! open-addressed table of [`DEDUP_SLOTS`] finds equal rows in O(1)).
+//! Work and memory are linear in the number of calls; every limit is an
+//! error, never a panic.
+
+use super::row::{CfaRule, Reg, Row, Rule};
+use super::table::NO_ROW;
+
+/// The most distinct rows of one table (`u16` indices, one for
+/// [`NO_ROW`]).
+pub const MAX_ROWS: usize = NO_ROW as usize;
+/// The dedup table's slots: a power of two above [`MAX_ROWS`].
+pub const DEDUP_SLOTS: usize = 1 << 17;
+
+/// Why a table could not be built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BuildError {
+    /// A PC below the previous one, or inside the previous function.
+    NotSorted,
+    /// The table spans 4 GiB or more (offsets are `u32`).
+    TooWide,
+    /// More than [`MAX_ROWS`] distinct rows.
+    TooManyRows,
+    /// The storage could not grow (no memory, or over its cap).
+    NoMemory,
+}
+
+/// Where a table's arrays live while it is built.
+pub trait Storage {
+    /// Appends an entry: a PC offset from the base and its row index.
+    fn push_start(&mut self, off: u32, index: u16) -> Result<(), BuildError>;
+    /// Overwrites the last entry's row index.
+    fn set_last_index(&mut self, index: u16);
+    /// Appends a distinct row.
+    fn push_row(&mut self, row: Row) -> Result<(), BuildError>;
+    /// The rows pushed so far.
+    fn rows(&self) -> &[Row];
+    /// [`DEDUP_SLOTS`] slots, all `u32::MAX` at first: the builder's
+    /// scratch space (row index + 1 per slot, 0 = free after `clear`).
+    fn dedup(&mut self) -> &mut [u32];
+}
+
+/// Builds one table into `S`.
+pub struct Builder<S: Storage> {
+    store: S,
+    /// The link-time address of offset 0: the first PC given.
+    base: Option<u64>,
+    /// The offset and row index of the last entry.
+    last: Option<(u32, u16)>,
+    /// The end of the last function, where a gap entry is due unless the
+    /// next function starts there.
+    end: Option<u32>,
+    /// Entries pushed.
+    entries: usize,
+}
+
+impl<S: Storage> Builder<S> {
+    /// A builder into `store`, whose arrays must be empty.
+    pub fn new(store: S) -> Self {
+        Self {
+            store,
+            base: None,
+            last: None,
+            end: None,
+            entries: 0,
+        }
+    }
+
+    /// The base address (the first PC given), if any row was given.
+    pub fn base(&self) -> Option<u64> {
+        self.base
+    }
+
+    /// The number of entries (starts) so far.
+    pub fn entries(&self) -> usize {
+        self.entries
+    }
+
+    fn offset(&mut self, pc: u64) -> Result<u32, BuildError> {
+        let base = *self.base.get_or_insert(pc);
+        let off = pc.checked_sub(base).ok_or(BuildError::NotSorted)?;
+        u32::try_from(off).map_err(|_| BuildError::TooWide)
+    }
+
+    /// From `pc` on (a link-time address), the rules are `row`; `None`:
+    /// no rules (frame pointers, or the next unwinder, decide).  PCs
+    /// must not decrease, nor fall inside a function already ended.
+    pub fn row(&mut self, pc: u64, row: Option<Row>) -> Result<(), BuildError> {
+        let off = self.offset(pc)?;
+        if let Some(end) = self.end.take() {
+            if off < end {
+                return Err(BuildError::NotSorted);
+            }
+            if off > end {
+                self.push(end, NO_ROW)?;
+            }
+        }
+        let index = match row {
+            Some(r) => self.intern(r)?,
+            None => NO_ROW,
+        };
+        self.push(off, index)
+    }
+
+    /// The function whose rows were given last ends at `end` (exclusive):
+    /// from there on, no rules until the next row.
+    pub fn end(&mut self, end: u64) -> Result<(), BuildError> {
+        let off = self.offset(end)?;
+        if let Some((last, _)) = self.last {
+            if off < last {
+                return Err(BuildError::NotSorted);
+            }
+        }
+        self.end = Some(off);
+        Ok(())
+    }
+
+    /// Ends the table; returns the storage and the base address (`None`:
+    /// no row was given, an empty table).
+    pub fn finish(mut self) -> Result<(S, Option<u64>), BuildError> {
+        if let Some(end) = self.end.take() {
+            self.push(end, NO_ROW)?;
+        }
+        Ok((self.store, self.base))
+    }
+
+    fn push(&mut self, off: u32, index: u16) -> Result<(), BuildError> {
+        match self.last {
+            // The same PC again: the later rules win.
+            Some((last, _)) if last == off => {
+                self.store.set_last_index(index);
+                self.last = Some((off, index));
+                return Ok(());
+            }
+            Some((last, _)) if off < last => return Err(BuildError::NotSorted),
+            // The same rules as before: nothing changes at `off`.
+            Some((_, prev)) if prev == index => return Ok(()),
+            None if index == NO_ROW => return Ok(()),
+            _ => {}
+        }
+        self.store.push_start(off, index)?;
+        self.last = Some((off, index));
+        self.entries += 1;
+        Ok(())
+    }
+
+    /// The index of `row` among the distinct rows, added if new.
+    fn intern(&mut self, row: Row) -> Result<u16, BuildError> {
+        let mask = DEDUP_SLOTS - 1;
+        let mut slot = (hash(&row) as usize) & mask;
+        // The table has more slots than rows can exist, so a free slot is
+        // always found; the bound only says so to the reader.
+        for _ in 0..DEDUP_SLOTS {
+            let v = self.store.dedup()[slot];
+            if v == u32::MAX {
+                let n = self.store.rows().len();
+                if n >= MAX_ROWS {
+                    return Err(BuildError::TooManyRows);
+                }
+                self.store.push_row(row)?;
+                self.store.dedup()[slot] = n as u32;
+                return Ok(n as u16);
+            }
+            if self.store.rows().get(v as usize) == Some(&row) {
+                return Ok(v as u16);
+            }
+            slot = (slot + 1) & mask;
+        }
+        Err(BuildError::TooManyRows)
+    }
+}
+
+fn reg_bits(r: Reg) -> u64 {
+    match r {
+        Reg::Sp => 0x100,
+        Reg::Fp => 0x200,
+        Reg::Dwarf(n) => n as u64,
+    }
+}
+
+fn rule_bits(r: Option<Rule>) -> u64 {
+    match r {
+        None => 0,
+        Some(Rule::AtCfa(o)) => 1 | ((o as u32 as u64) << 8),
+        Some(Rule::Reg { reg, offset, deref }) => {
+            2 | ((deref as u64) << 2) | (reg_bits(reg) << 3) | ((offset as u32 as u64) << 16)
+        }
+    }
+}
+
+/// A 64-bit hash of a row (for the dedup table only).
+fn hash(row: &Row) -> u64 {
+    let CfaRule { reg, offset, deref } = row.cfa;
+    let mut h = reg_bits(reg) ^ ((offset as u32 as u64) << 12) ^ ((deref as u64) << 44);
+    h ^= row.signal as u64;
+    for v in [rule_bits(row.ra), rule_bits(row.fp)] {
+        h = (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^= h >> 29;
+    }
+    h
+}

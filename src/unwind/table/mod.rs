@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The unwind-table engine: one compact, sorted form for the unwind rows
+//! of every format (SFrame, `.eh_frame`), built once when a file's
+//! section is first read, so that a lookup never parses a format again.
+//!
+//! - `row.rs`: [`Row`], the rules for one PC (CFA, return address,
+//!   caller's RBP);
+//! - `build.rs`: [`Builder`], which a format's compiler feeds rows in
+//!   increasing PC order, merging equal neighbours and sharing equal rows;
+//! - `table.rs`: [`Table`], the compiled form (sorted `u32` PC offsets,
+//!   a `u16` row index each, the distinct rows) and its lookup: one
+//!   binary search, no scan;
+//! - `step.rs`: one unwind step with a row.
+//!
+//! Pure `core`: the storage is a trait ([`Storage`]), the kernel's kept
+//! in `KVVec`s, the host tests' in `Vec`s; `tests/host/` compiles these
+//! files as they are.
+
+mod build;
+mod row;
+mod step;
+#[allow(clippy::module_inception)]
+mod table;
+
+pub use build::{BuildError, Builder, Storage, DEDUP_SLOTS, MAX_ROWS};
+pub use row::{CfaRule, Reg, Row, Rule};
+pub use step::{step, step_with, Regs, StepError};
+pub use table::{Table, NO_ROW};

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! [`Table`]: a compiled unwind table.  Entry `i` says that from link-time
+//! address `base + starts[i]` up to the next entry's, the rules are
+//! `rows[index[i]]` ([`NO_ROW`]: none).  Before the first entry and from
+//! the last one on there are no rules (the builder ends every function).
+//!
+//! A lookup is one binary search of `starts` (at most 33 probes, whatever
+//! the arrays hold) and one read of a row: no format is parsed.  The
+//! arrays are only read with checked indexing, so a table built wrongly
+//! gives wrong rows, never a panic.
+
+use super::row::Row;
+
+/// The row index of "no rules here".
+pub const NO_ROW: u16 = u16::MAX;
+
+/// A view of a compiled table's arrays.
+#[derive(Clone, Copy, Debug)]
+pub struct Table<'a> {
+    /// The link-time address of offset 0.
+    pub base: u64,
+    /// Sorted PC offsets from `base`, one per entry.
+    pub starts: &'a [u32],
+    /// Each entry's row index, or [`NO_ROW`].
+    pub index: &'a [u16],
+    /// The distinct rows.
+    pub rows: &'a [Row],
+}
+
+impl Table<'_> {
+    /// The rules for `pc` (a link-time address), if any.
+    #[inline]
+    pub fn lookup(&self, pc: u64) -> Option<Row> {
+        let off = u32::try_from(pc.checked_sub(self.base)?).ok()?;
+        // The number of entries starting at or before `off`.
+        let n = self.starts.partition_point(|&s| s <= off);
+        let i = *self.index.get(n.checked_sub(1)?)?;
+        self.rows.get(i as usize).copied()
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Whether the table has no entry.
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// The bytes the arrays take.
+    pub fn bytes(&self) -> usize {
+        self.starts.len() * 4 + self.index.len() * 2 + core::mem::size_of_val(self.rows)
+    }
+}

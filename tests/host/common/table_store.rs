@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The host tests' storage for the unwind-table engine: `Vec`s, as the
+//! kernel's `KVVec`s, with an optional cap on the bytes held.
+
+use crate::table::{BuildError, Builder, Row, Storage, Table, DEDUP_SLOTS};
+
+/// A table's arrays.
+pub struct VecStore {
+    pub starts: Vec<u32>,
+    pub index: Vec<u16>,
+    pub rows: Vec<Row>,
+    dedup: Vec<u32>,
+    /// The most bytes the arrays may hold.
+    pub cap: usize,
+}
+
+impl VecStore {
+    pub fn new() -> Self {
+        Self::with_cap(usize::MAX)
+    }
+
+    pub fn with_cap(cap: usize) -> Self {
+        VecStore {
+            starts: Vec::new(),
+            index: Vec::new(),
+            rows: Vec::new(),
+            dedup: vec![u32::MAX; DEDUP_SLOTS],
+            cap,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        self.starts.len() * 4 + self.index.len() * 2 + self.rows.len() * std::mem::size_of::<Row>()
+    }
+
+    pub fn table(&self, base: Option<u64>) -> Table<'_> {
+        Table {
+            base: base.unwrap_or(0),
+            starts: &self.starts,
+            index: &self.index,
+            rows: &self.rows,
+        }
+    }
+}
+
+impl Storage for VecStore {
+    fn push_start(&mut self, off: u32, index: u16) -> Result<(), BuildError> {
+        if self.bytes() + 6 > self.cap {
+            return Err(BuildError::NoMemory);
+        }
+        self.starts.push(off);
+        self.index.push(index);
+        Ok(())
+    }
+    fn set_last_index(&mut self, index: u16) {
+        if let Some(l) = self.index.last_mut() {
+            *l = index;
+        }
+    }
+    fn push_row(&mut self, row: Row) -> Result<(), BuildError> {
+        if self.bytes() + std::mem::size_of::<Row>() > self.cap {
+            return Err(BuildError::NoMemory);
+        }
+        self.rows.push(row);
+        Ok(())
+    }
+    fn rows(&self) -> &[Row] {
+        &self.rows
+    }
+    fn dedup(&mut self) -> &mut [u32] {
+        &mut self.dedup
+    }
+}
+
+/// Builds a table with `f`, which feeds the builder.
+pub fn build<E>(
+    f: impl FnOnce(&mut Builder<VecStore>) -> Result<(), E>,
+) -> Result<(VecStore, Option<u64>), E>
+where
+    E: From<BuildError>,
+{
+    let mut b = Builder::new(VecStore::new());
+    f(&mut b)?;
+    Ok(b.finish()?)
+}
