@@ -33,7 +33,7 @@ struct UnwindDeferred {
     _hooks: glue::hooks::Registration,
     _debugfs: glue::stats::Debugfs,
     // Last: no walk runs any more.
-    _sframe: unwind::SframeCache,
+    _sframe: unwind::TableCache,
 }
 
 impl kernel::Module for UnwindDeferred {
@@ -46,7 +46,7 @@ impl kernel::Module for UnwindDeferred {
             _perf: perf,
             _hooks: hooks,
             _debugfs: debugfs,
-            _sframe: unwind::SframeCache,
+            _sframe: unwind::TableCache,
         })
     }
 }

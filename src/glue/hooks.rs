@@ -128,25 +128,52 @@ impl Drop for Registration {
         // SAFETY: `HOOKS` was registered in `new()`.  On return no hook runs.
         unsafe { bindings::unwind_hooks_unregister(&HOOKS) };
         // No code of this module runs on any task's behalf now: take back
-        // queued works and free every cache.
+        // queued works and every cache.  Caches are freed after the RCU
+        // walk: their tables may be vmalloc'd, and vfree() may sleep.
         let mut pending = 0u64;
-        TaskInfo::for_each_thread(|info| {
-            let bits = info.mask().load(Ordering::Acquire);
-            let cancelled = info.cancel_work();
-            if cancelled {
-                pending += 1;
+        let mut first = true;
+        loop {
+            // Up to BATCH caches a pass, freed after it: no allocation,
+            // so unloading cannot fail for want of memory.
+            const BATCH: usize = 64;
+            let mut batch: [Option<KBox<cache::UnwindCache>>; BATCH] = [const { None }; BATCH];
+            let mut taken = 0usize;
+            let mut missed = false;
+            TaskInfo::for_each_thread(|info| {
+                if first {
+                    let cancelled = info.cancel_work();
+                    if cancelled {
+                        pending += 1;
+                    }
+                    // A work already taken off the queue but not yet run
+                    // keeps `PENDING` (the head is still in use) and
+                    // nothing else: the kernel's trampoline clears it, or
+                    // a reloaded module's process finds no cookie and no
+                    // work bit in it.  A read-modify-write, so that a
+                    // clear by the trampoline between a read and a write
+                    // of ours is never undone.
+                    let keep = if cancelled { 0 } else { UNWIND_PENDING };
+                    info.mask().fetch_and(keep, Ordering::AcqRel);
+                }
+                if taken == BATCH {
+                    missed |= cache::has(&info);
+                    return;
+                }
+                // SAFETY: The hooks are unregistered and no work of this
+                // module is registered (each pins it): no code of ours
+                // runs for the task any more.
+                if let Some(c) = unsafe { cache::take(&info) } {
+                    batch[taken] = Some(c);
+                    taken += 1;
+                }
+            });
+            first = false;
+            // Freed here, outside the RCU read side.
+            drop(batch);
+            if !missed {
+                break;
             }
-            // A work already taken off the queue but not yet run keeps
-            // `PENDING` (the head is still in use) and nothing else: the
-            // kernel's trampoline clears it, or a reloaded module's process
-            // finds no cookie and no work bit in it.
-            let keep = if cancelled { 0 } else { bits & UNWIND_PENDING };
-            info.mask().store(keep, Ordering::Release);
-            // SAFETY: The hooks are unregistered and no work of this module
-            // is registered (each pins it): no code of ours runs for the
-            // task any more.
-            unsafe { cache::free(&info) };
-        });
+        }
         pr_info!("unloaded, {} pending task works cancelled\n", pending);
     }
 }

@@ -362,16 +362,19 @@ int unwind_rs_read_word_nofault(unsigned long addr, unsigned long *out)
 	return ret;
 }
 
-/* SFrame discovery (src/unwind/sframe_find.rs, sframe_cache.rs). */
+/* Unwind-table discovery (src/unwind/table_find.rs, table_cache.rs). */
 
-static unsigned int sframe_cache_kb = 4096;
-module_param(sframe_cache_kb, uint, 0644);
-MODULE_PARM_DESC(sframe_cache_kb,
-		 "memory for cached SFrame sections in KiB (0: frame pointers only)");
+/* One cap, two names: sframe_cache_kb is the name before .eh_frame. */
+static unsigned int table_cache_kb = 4096;
+module_param(table_cache_kb, uint, 0644);
+MODULE_PARM_DESC(table_cache_kb,
+		 "memory for compiled unwind tables in KiB (0: frame pointers only)");
+module_param_named(sframe_cache_kb, table_cache_kb, uint, 0644);
+MODULE_PARM_DESC(sframe_cache_kb, "old name of table_cache_kb");
 
 unsigned int unwind_rs_sframe_cache_kb(void)
 {
-	return READ_ONCE(sframe_cache_kb);
+	return READ_ONCE(table_cache_kb);
 }
 
 /* The cache's lock: a mutex, as misses read files with it dropped. */

@@ -52,7 +52,7 @@ extern "C" {
     pub(crate) fn unwind_rs_debugfs_remove();
     /// One 8-byte user word at `addr`, without faulting: 0 or `-EFAULT`.
     pub(crate) fn unwind_rs_read_word_nofault(addr: c_ulong, out: *mut c_ulong) -> c_int;
-    /// The `sframe_cache_kb` module parameter.
+    /// The `table_cache_kb` module parameter (also `sframe_cache_kb`).
     pub(crate) fn unwind_rs_sframe_cache_kb() -> c_uint;
     /// The SFrame cache's mutex.
     pub(crate) fn unwind_rs_sframe_lock();

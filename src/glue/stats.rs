@@ -47,6 +47,10 @@ stats! {
     SframeRejects => "sframe_rejects",
     SframeEvictions => "sframe_evictions",
     SframeBytes => "sframe_bytes",
+    EhframeFrames => "ehframe_frames",
+    EhframeReads => "ehframe_reads",
+    EhframeSections => "ehframe_sections",
+    EhframeRejects => "ehframe_rejects",
     MapLookups => "map_lookups",
 }
 

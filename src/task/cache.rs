@@ -151,22 +151,40 @@ pub(crate) fn reset(cur: &Current) {
     }
 }
 
-/// Frees the cache of a task.
+/// Whether the task has a cache.
+pub(crate) fn has(info: &TaskInfo<'_>) -> bool {
+    !info.cache_slot().load(Ordering::Acquire).is_null()
+}
+
+/// Takes the cache of a task, to be freed by dropping it (in a context
+/// that may sleep: its memo may hold the last reference of a vmalloc'd
+/// table).
 ///
 /// # Safety
 ///
 /// No code may use the task's cache any more, nor start to: the task is
 /// being freed, or the module is unloading with its hooks unregistered.
-pub(crate) unsafe fn free(info: &TaskInfo<'_>) {
+pub(crate) unsafe fn take(info: &TaskInfo<'_>) -> Option<KBox<UnwindCache>> {
     let cache = info
         .cache_slot()
         .swap(core::ptr::null_mut(), Ordering::AcqRel)
         .cast::<UnwindCache>();
-    if !cache.is_null() {
-        // SAFETY: `cache` came from `KBox::into_raw()` in `get_or_alloc()`,
-        // the swap made us its only owner and per the contract nobody uses
-        // it any more.
-        drop(unsafe { KBox::from_raw(cache) });
-        stats::inc(Stat::CacheFrees);
+    if cache.is_null() {
+        return None;
     }
+    stats::inc(Stat::CacheFrees);
+    // SAFETY: `cache` came from `KBox::into_raw()` in `get_or_alloc()`, the
+    // swap made us its only owner and per the contract nobody uses it any
+    // more.
+    Some(unsafe { KBox::from_raw(cache) })
+}
+
+/// Frees the cache of a task.
+///
+/// # Safety
+///
+/// As [`take`], and the context may sleep.
+pub(crate) unsafe fn free(info: &TaskInfo<'_>) {
+    // SAFETY: Our contract is `take()`'s.
+    drop(unsafe { take(info) });
 }

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The little of ELF that SFrame discovery needs, in pure `core` Rust (no
-//! kernel dependency: `tests/host/elf.rs` compiles this file as is).
+//! The little of ELF that unwind-table discovery needs, in pure `core`
+//! Rust (no kernel dependency: `tests/host/elf.rs` compiles this file as
+//! is).
 //!
 //! From a file's ELF header and program headers: where `PT_GNU_SFRAME`
-//! is (file offset, link-time address, size) and the `PT_LOAD`s, from
-//! which the load bias of a mapping follows.  Only ELF64 x86-64
+//! and `PT_GNU_EH_FRAME` are (file offset, link-time address, size) and
+//! the `PT_LOAD`s, from which the load bias of a mapping follows and
+//! where `.eh_frame` is in the file.  Only ELF64 x86-64
 //! executables and shared objects are accepted; every field is checked
 //! and every computation is overflow-checked, since the file is
 //! untrusted (any user can map any file executable).
@@ -26,6 +28,8 @@ pub const PAGE_SIZE: u64 = 4096;
 pub const PT_LOAD: u32 = 1;
 /// `PT_GNU_SFRAME`, which 6.12's uapi headers lack.
 pub const PT_GNU_SFRAME: u32 = 0x6474_e554;
+/// `PT_GNU_EH_FRAME`: the `.eh_frame_hdr` section.
+pub const PT_GNU_EH_FRAME: u32 = 0x6474_e550;
 /// `p_flags`' execute bit.
 pub const PF_X: u32 = 1;
 const ET_EXEC: u16 = 2;
@@ -145,6 +149,8 @@ pub struct Segments {
     /// The first `PT_GNU_SFRAME`, if any (size at least the SFrame
     /// header is not checked here).
     pub sframe: Option<Phdr>,
+    /// The first `PT_GNU_EH_FRAME` (`.eh_frame_hdr`), if any.
+    pub eh_frame_hdr: Option<Phdr>,
     loads: [Phdr; MAX_LOADS],
     nloads: usize,
 }
@@ -157,6 +163,7 @@ impl Segments {
         let mut s = Segments {
             exec: ehdr.exec,
             sframe: None,
+            eh_frame_hdr: None,
             loads: [Phdr::default(); MAX_LOADS],
             nloads: 0,
         };
@@ -181,6 +188,7 @@ impl Segments {
                     s.nloads += 1;
                 }
                 PT_GNU_SFRAME if s.sframe.is_none() => s.sframe = Some(p),
+                PT_GNU_EH_FRAME if s.eh_frame_hdr.is_none() => s.eh_frame_hdr = Some(p),
                 _ => {}
             }
         }
@@ -212,5 +220,18 @@ impl Segments {
             return None;
         }
         Some(bias)
+    }
+
+    /// Where link-time address `vaddr` is in the file: the file offset
+    /// and the number of bytes from there to the end of the `PT_LOAD`
+    /// that holds it (`.eh_frame`, which no program header bounds, ends
+    /// at the latest there).  `None` if no `PT_LOAD` holds it.
+    pub fn file_range(&self, vaddr: u64) -> Option<(u64, u64)> {
+        let p = self.loads[..self.nloads]
+            .iter()
+            .find(|p| p.vaddr <= vaddr && vaddr - p.vaddr < p.filesz)?;
+        // vaddr - p.vaddr < filesz and offset + filesz does not overflow.
+        let into = vaddr - p.vaddr;
+        Some((p.offset + into, p.filesz - into))
     }
 }

@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The walk of the current task's user stack: SFrame where the IP's
-//! mapping has a section with a row for it, frame pointers otherwise
-//! (upstream's order), so a stack that mixes both kinds of code walks as
-//! far as the data allows.
+//! The walk of the current task's user stack: an unwind-table step where
+//! the IP's mapping has a table (from SFrame, else `.eh_frame`) with a
+//! row for it, frame pointers otherwise (upstream's order), so a stack
+//! that mixes both kinds of code walks as far as the data allows.
 //!
 //! A frame-pointer frame is `[fp] = caller's fp` and `[fp + ws] = return
-//! address`, with `ws` the word size (8 native, 4 compat).  An SFrame
-//! step computes the caller's registers from the row (`sframe::step`);
+//! address`, with `ws` the word size (8 native, 4 compat).  A table
+//! step computes the caller's registers from the row (`table::step`);
 //! the topmost frame uses the row of its exact IP (a sample in a prologue
 //! or epilogue), the others that of their return address minus one (the
-//! call, which may be a function's last instruction).  An SFrame step
+//! call, which may be a function's last instruction).  A table step
 //! that fails falls back to frame pointers; an outermost row (RA
-//! undefined) ends the walk.  SFrame is 64-bit only, and only where
-//! faults are allowed (`sframe_find::Memo`).  The walk only ever moves up
+//! undefined) ends the walk.  Tables are 64-bit only, and only where
+//! faults are allowed (`table_find::Memo`).  The C API has no type for
+//! `.eh_frame` frames: they are reported as `UNWIND_USER_TYPE_SFRAME`,
+//! the table-driven type.  The walk only ever moves up
 //! the stack, reads user memory through `copy_from_user()` (which refuses
 //! non-user addresses) and stops at the first frame that does not look
 //! right, keeping the entries it has.
@@ -23,8 +25,9 @@ use kernel::uaccess::UserSlice;
 
 use super::compat;
 use super::regs::{self, UserRegs};
-use super::sframe;
-use super::sframe_find::{MapSet, Memo};
+use super::table::{self, Regs};
+use super::table_cache::Kind;
+use super::table_find::{MapSet, Memo};
 use crate::glue::shim;
 use crate::glue::stats::{self, Stat};
 
@@ -140,16 +143,16 @@ impl UnwindUserState {
         } else {
             self.ip.wrapping_sub(1)
         };
-        if let Some(row) = memo.row(pc) {
-            let now = sframe::Regs {
+        if let Some((row, kind)) = memo.row(pc) {
+            let now = Regs {
                 pc: self.ip as u64,
                 sp: self.sp as u64,
                 fp: self.fp as u64,
             };
             let caller = if topmost {
-                sframe::step_with(&row, &now, regs::dwarf_reg, read_word)
+                table::step_with(&row, &now, regs::dwarf_reg, read_word)
             } else {
-                sframe::step(&row, &now, read_word)
+                table::step(&row, &now, read_word)
             };
             match caller {
                 Ok(Some(r)) => {
@@ -157,7 +160,10 @@ impl UnwindUserState {
                     self.sp = r.sp as usize;
                     self.fp = r.fp as usize;
                     self.current_type = TYPE_SFRAME;
-                    stats::inc(Stat::SframeFrames);
+                    stats::inc(match kind {
+                        Kind::Sframe => Stat::SframeFrames,
+                        Kind::EhFrame => Stat::EhframeFrames,
+                    });
                     return Ok(());
                 }
                 // The outermost frame: a clean end.
@@ -220,7 +226,7 @@ fn read_frame(fp: usize, compat: bool) -> Result<[usize; 2]> {
     }
 }
 
-/// Reads the 8-byte word at user address `addr` for an SFrame rule:
+/// Reads the 8-byte word at user address `addr` for a table rule:
 /// without faulting first, as `read_frame()`.
 fn read_word(addr: u64) -> Option<u64> {
     let addr = usize::try_from(addr).ok()?;

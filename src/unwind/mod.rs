@@ -4,35 +4,44 @@
 //!
 //! `regs.rs` reads the user registers saved at kernel entry, once per walk;
 //! `fp.rs` is the walk and its state (the C API's `struct
-//! unwind_user_state`): an SFrame step where there is a row for the IP, a
-//! frame-pointer step otherwise; `compat.rs` adds IA32 emulation's segment
-//! bases.  SFrame: `sframe/` is the format (pure `core`), `elf.rs` the ELF
-//! headers (pure `core`), `sframe_find.rs` the discovery of a mapping's
-//! section from its file, `sframe_cache.rs` the sections cached by file
-//! identity.  Dependencies go one way: `fp` uses `compat`, `regs`,
-//! `sframe` and `sframe_find`, which uses `elf`, `sframe` and
-//! `sframe_cache`.
+//! unwind_user_state`): an unwind-table step where there is a row for the
+//! IP, a frame-pointer step otherwise; `compat.rs` adds IA32 emulation's
+//! segment bases.
+//!
+//! Unwind tables: the formats are pure `core` (`sframe/`, `ehframe/`,
+//! `elf.rs`: the same files compile into the host tests), each compiled
+//! into the engine's one form (`table/`, also pure `core`); the kernel
+//! side reads a file's section and compiles it (`table_read.rs`), caches
+//! the compiled tables by file identity (`table_cache.rs`) and finds a
+//! mapping's table (`table_find.rs`).  Dependencies go one way: `fp` uses
+//! `compat`, `regs`, `table` and `table_find`, which uses `table_read`
+//! and `table_cache`, which use the formats and `table`.
 
 mod compat;
 // Plain `pub` items: the same files are modules of the host test crates.
+#[allow(unreachable_pub)]
+mod ehframe;
 #[allow(unreachable_pub)]
 mod elf;
 mod fp;
 mod regs;
 #[allow(unreachable_pub)]
 mod sframe;
-mod sframe_cache;
-mod sframe_find;
+#[allow(unreachable_pub)]
+mod table;
+mod table_cache;
+mod table_find;
+mod table_read;
 
 pub(crate) use fp::{unwind, unwind_from, UnwindStacktrace, UnwindUserState};
 pub(crate) use regs::{has_user_regs, UserRegs};
-pub(crate) use sframe_find::{MapSet, Memo};
+pub(crate) use table_find::{MapSet, Memo};
 
-/// The SFrame cache's lifetime: emptied when the module unloads.
-pub(crate) struct SframeCache;
+/// The table cache's lifetime: emptied when the module unloads.
+pub(crate) struct TableCache;
 
-impl Drop for SframeCache {
+impl Drop for TableCache {
     fn drop(&mut self) {
-        sframe_cache::clear();
+        table_cache::clear();
     }
 }

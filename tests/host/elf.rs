@@ -10,7 +10,10 @@
 #[allow(dead_code)]
 mod elf;
 
-use elf::{Ehdr, ElfError, Segments, EHDR_LEN, MAX_PHNUM, PHDR_LEN, PT_GNU_SFRAME, PT_LOAD};
+use elf::{
+    Ehdr, ElfError, Segments, EHDR_LEN, MAX_PHNUM, PHDR_LEN, PT_GNU_EH_FRAME, PT_GNU_SFRAME,
+    PT_LOAD,
+};
 
 fn ehdr(e_type: u16, phoff: u64, phnum: u16) -> Vec<u8> {
     let mut b = vec![0u8; EHDR_LEN];
@@ -193,4 +196,34 @@ fn own_mappings() {
         s.bias(biases[0] + (link & !0xfff), link & !0xfff).is_some() || h.exec,
         "text not covered"
     );
+}
+
+#[test]
+fn eh_frame_hdr_and_file_ranges() {
+    // A PIE with separate code: headers, text, read-only data holding
+    // .eh_frame_hdr and .eh_frame, then data.
+    let s = segs(
+        3,
+        &[
+            data(0, 0, 0x6f0),
+            phdr(PT_LOAD, 0x1000, 0x1000, 0x2345),
+            data(0x4000, 0x4000, 0x1200),
+            data(0x5df0, 0x6df0, 0x228),
+            phdr(PT_GNU_EH_FRAME, 0x4800, 0x4800, 0x44),
+        ],
+    );
+    assert_eq!(
+        s.eh_frame_hdr.map(|p| (p.offset, p.vaddr, p.filesz)),
+        Some((0x4800, 0x4800, 0x44))
+    );
+    assert_eq!(s.sframe, None);
+    // .eh_frame right after the header: to the end of its PT_LOAD.
+    assert_eq!(s.file_range(0x4848), Some((0x4848, 0x1200 - 0x848)));
+    assert_eq!(s.file_range(0x4000), Some((0x4000, 0x1200)));
+    assert_eq!(s.file_range(0x51ff), Some((0x51ff, 1)));
+    // Past a segment's file bytes, or in no segment.
+    assert_eq!(s.file_range(0x5200), None);
+    assert_eq!(s.file_range(0x6df0), Some((0x5df0, 0x228)));
+    assert_eq!(s.file_range(0x9000), None);
+    assert_eq!(s.file_range(u64::MAX), None);
 }

@@ -26,8 +26,8 @@ use sframe::{
     section_len, validate, Fde, FreType, Header, Section, SframeError, Version, Work, HEADER_LEN,
     MAX_FRES_PER_FDE,
 };
-use table::{step, step_with, CfaRule, Reg, Regs, Row, Rule, StepError};
 use std::collections::HashMap;
+use table::{step, step_with, CfaRule, Reg, Regs, Row, Rule, StepError};
 
 // ---------------------------------------------------------------------
 // A builder of synthetic sections.
@@ -1377,12 +1377,22 @@ fn compiled_real_sections_equal_the_reference_lookup_at_every_pc() {
         let s = Section::new(fx.bytes, addr).unwrap();
         let (store, base) = compiled(&s);
         let t = store.table(base);
-        assert!(t.rows.len() < 64, "{}: {} distinct rows", fx.name, t.rows.len());
+        assert!(
+            t.rows.len() < 64,
+            "{}: {} distinct rows",
+            fx.name,
+            t.rows.len()
+        );
         let lo = dump.iter().map(|d| d.pc).min().unwrap();
         let hi = dump.iter().map(|d| d.pc + d.size).max().unwrap();
         // Every PC of every function, and a margin of gaps around them.
         for pc in lo.saturating_sub(64)..hi + 64 {
-            assert_eq!(t.lookup(pc), s.lookup(pc).unwrap(), "{} pc {pc:#x}", fx.name);
+            assert_eq!(
+                t.lookup(pc),
+                s.lookup(pc).unwrap(),
+                "{} pc {pc:#x}",
+                fx.name
+            );
         }
     }
 }
@@ -1489,7 +1499,10 @@ fn table_builder_refuses_unsorted_wide_and_capped_input() {
     assert_eq!(b.row(0x108, Some(a)), Err(table::BuildError::NotSorted));
     let mut b = table::Builder::new(table_store::VecStore::new());
     b.row(0x100, Some(a)).unwrap();
-    assert_eq!(b.row(0x100 + (1 << 32), Some(a)), Err(table::BuildError::TooWide));
+    assert_eq!(
+        b.row(0x100 + (1 << 32), Some(a)),
+        Err(table::BuildError::TooWide)
+    );
     let mut b = table::Builder::new(table_store::VecStore::with_cap(64));
     let mut err = None;
     for i in 0..100u64 {
@@ -1511,5 +1524,8 @@ fn table_builder_caps_distinct_rows() {
             break;
         }
     }
-    assert_eq!(err, Some((table::MAX_ROWS as u64, table::BuildError::TooManyRows)));
+    assert_eq!(
+        err,
+        Some((table::MAX_ROWS as u64, table::BuildError::TooManyRows))
+    );
 }

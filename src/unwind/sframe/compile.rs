@@ -46,7 +46,10 @@ pub fn compile<S: Storage>(section: &Section<'_>, b: &mut Builder<S>) -> Result<
     let mut skipped = 0u32;
     for i in 0..section.num_fdes() {
         let fde = section.fde(i)?;
-        let end = fde.start.checked_add(fde.size as u64).ok_or(SframeError::Overflow)?;
+        let end = fde
+            .start
+            .checked_add(fde.size as u64)
+            .ok_or(SframeError::Overflow)?;
         if fde.size == 0 || prev_end.is_some_and(|e| fde.start < e) {
             skipped += 1;
             continue;

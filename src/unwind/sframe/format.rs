@@ -23,8 +23,8 @@
 //! field is read byte-wise.  Every read is checked: a short slice is an
 //! error value, never a panic.
 
-use super::error::SframeError;
 use super::super::table::{CfaRule, Reg, Row, Rule};
+use super::error::SframeError;
 
 /// The magic number, in the target's (little-endian) byte order.
 pub const MAGIC: u16 = 0xdee2;

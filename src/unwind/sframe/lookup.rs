@@ -11,8 +11,8 @@
 //! the bound.  In a validated section nothing here fails; in any other
 //! the result is an error or a wrong row, never a panic.
 
-use super::error::SframeError;
 use super::super::table::Row;
+use super::error::SframeError;
 use super::format::{row, Fde, Fre};
 use super::section::Section;
 use super::validate::MAX_FRES_PER_FDE;

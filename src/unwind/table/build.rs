@@ -59,8 +59,6 @@ pub struct Builder<S: Storage> {
     /// The end of the last function, where a gap entry is due unless the
     /// next function starts there.
     end: Option<u32>,
-    /// Entries pushed.
-    entries: usize,
 }
 
 impl<S: Storage> Builder<S> {
@@ -71,18 +69,7 @@ impl<S: Storage> Builder<S> {
             base: None,
             last: None,
             end: None,
-            entries: 0,
         }
-    }
-
-    /// The base address (the first PC given), if any row was given.
-    pub fn base(&self) -> Option<u64> {
-        self.base
-    }
-
-    /// The number of entries (starts) so far.
-    pub fn entries(&self) -> usize {
-        self.entries
     }
 
     fn offset(&mut self, pc: u64) -> Result<u32, BuildError> {
@@ -149,7 +136,6 @@ impl<S: Storage> Builder<S> {
         }
         self.store.push_start(off, index)?;
         self.last = Some((off, index));
-        self.entries += 1;
         Ok(())
     }
 

@@ -38,19 +38,4 @@ impl Table<'_> {
         let i = *self.index.get(n.checked_sub(1)?)?;
         self.rows.get(i as usize).copied()
     }
-
-    /// The number of entries.
-    pub fn len(&self) -> usize {
-        self.starts.len()
-    }
-
-    /// Whether the table has no entry.
-    pub fn is_empty(&self) -> bool {
-        self.starts.is_empty()
-    }
-
-    /// The bytes the arrays take.
-    pub fn bytes(&self) -> usize {
-        self.starts.len() * 4 + self.index.len() * 2 + core::mem::size_of_val(self.rows)
-    }
 }

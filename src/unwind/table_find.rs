@@ -1,21 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Finding the SFrame section for a user IP, without help from user space.
+//! Finding the unwind table for a user IP, without help from user space.
 //!
 //! In task context (faults and sleeping allowed): under `mmap_read_lock`,
 //! the IP's VMA; if it is an executable file mapping, a reference to the
-//! file and the VMA's start and page offset; the lock is dropped.  Then,
-//! unless the file's version is cached ([`super::sframe_cache`]): its ELF
-//! header and program headers ([`super::elf`]), `PT_GNU_SFRAME`, the
-//! section's header, the section itself (its header-derived length, at
-//! most `p_filesz` and the caps), validated once with
-//! [`sframe::Section::new`].  The mapping's bias comes from the `PT_LOAD`
+//! file and the VMA's start and page offset; the lock is dropped.  Then
+//! the file's compiled table, from the cache or read
+//! ([`super::table_read`]).  The mapping's bias comes from the `PT_LOAD`
 //! that maps its file offset, so executables, PIEs, shared and dlopen'd
 //! libraries need no registration.
 //!
 //! A walk keeps the mappings it looked up in a [`Memo`]: the VMA lock and
 //! the cache's mutex are taken once per mapping, and a frame's lookup
-//! reads only the cached section (never user memory).  A task keeps its
+//! reads only the compiled table (never user memory).  A task keeps its
 //! mappings between walks ([`MapSet`], in its unwind cache) while its
 //! address space's mappings stay the same: a task sampled again and again
 //! looks its mappings up once, not at every walk.
@@ -34,154 +31,27 @@
 //! user memory is read with `copy_from_user()`).  A file rewritten in place
 //! while mapped (no `mmap_lock`) is seen at the next change of the
 //! address space's mappings; a replaced file (rename, new inode) needs a
-//! new mapping anyway.  Saved mappings keep their sections alive after
-//! the cache evicts them, until the task walks with another key or exits.
+//! new mapping anyway.  A memo drops an entry the cache evicted at its
+//! next use (and looks the mapping up again); until then a task's saved
+//! mappings keep at most [`MEMO_LEN`] entries alive.
 
-use kernel::alloc::KVVec;
-use kernel::bindings;
-use kernel::ffi::c_void;
-use kernel::prelude::*;
 use kernel::sync::Arc;
 
-use super::elf::{Ehdr, Segments, EHDR_LEN, PAGE_SIZE};
+use super::elf::PAGE_SIZE;
 use super::regs::UserRegs;
-use super::sframe::{self, Row, HEADER_LEN};
-use super::sframe_cache::{self as cache, Entry, Sframe};
-use crate::glue::shim::{self, FileId, MmKey, VmaInfo};
+use super::table::Row;
+use super::table_cache::{self as cache, Entry, Kind};
+use super::table_read::{entry_of, FileRef};
+use crate::glue::shim::{self, MmKey, VmaInfo};
 use crate::glue::stats::{self, Stat};
 
-/// The largest section read, whatever the cap (clang's are ~9 MiB).
-const MAX_SECTION: usize = 32 << 20;
 /// Above every user address, with 5-level page tables too.
 const USER_END: usize = 1 << 57;
 /// Mappings remembered per walk (program, a few libraries, the vDSO).
 const MEMO_LEN: usize = 8;
 
-/// A reference to a `struct file`, dropped with `fput()`.
-struct FileRef(*mut c_void);
-
-impl FileRef {
-    /// The identity of the file's current version.
-    fn id(&self) -> FileId {
-        let mut id = FileId::default();
-        // SAFETY: We hold a reference to the file.
-        unsafe { shim::unwind_rs_file_id(self.0, &mut id) };
-        id
-    }
-
-    /// Fills `buf` from file offset `pos`: `Ok(false)` if the file ends
-    /// first (a short file is a bad file, not an I/O error).
-    fn read_exact(&self, buf: &mut [u8], pos: u64) -> Result<bool> {
-        let mut done = 0;
-        let mut pos = i64::try_from(pos).map_err(|_| EINVAL)?;
-        while done < buf.len() {
-            let rest = &mut buf[done..];
-            // SAFETY: We hold a reference to the file; `rest` is writable
-            // for its length; `kernel_read()` advances `pos`.
-            let n = unsafe {
-                bindings::kernel_read(
-                    self.0.cast(),
-                    rest.as_mut_ptr().cast(),
-                    rest.len(),
-                    &mut pos,
-                )
-            };
-            match n {
-                0 => return Ok(false),
-                n if n < 0 => return Err(Error::from_errno(n as i32)),
-                n => done += n as usize,
-            }
-        }
-        Ok(true)
-    }
-}
-
-impl Drop for FileRef {
-    fn drop(&mut self) {
-        // SAFETY: Drops the reference `unwind_rs_vma_file()` took.
-        unsafe { bindings::fput(self.0.cast()) };
-    }
-}
-
-/// Why a file yields no section.  `None` (not an x86-64 ELF64 file, no
-/// `PT_GNU_SFRAME`) and `Bad` (a `PT_GNU_SFRAME` that is unusable) are
-/// about the file's bytes and are cached (negative entry); `Io` (a read
-/// error, no memory) is not.
-enum Miss {
-    None,
-    Bad,
-    Io,
-}
-
-impl From<Error> for Miss {
-    fn from(_: Error) -> Self {
-        Miss::Io
-    }
-}
-
-/// Reads and validates the SFrame section of `file`.
-fn read_sframe(file: &FileRef) -> core::result::Result<Sframe, Miss> {
-    let mut eh = [0u8; EHDR_LEN];
-    if !file.read_exact(&mut eh, 0)? {
-        return Err(Miss::None);
-    }
-    let ehdr = Ehdr::parse(&eh).map_err(|_| Miss::None)?;
-    // At most MAX_PHNUM (64) headers of 56 bytes.
-    let mut ph = KVVec::from_elem(0u8, ehdr.phdrs_len(), GFP_KERNEL).map_err(|_| Miss::Io)?;
-    if !file.read_exact(&mut ph, ehdr.phoff)? {
-        return Err(Miss::None);
-    }
-    let segs = Segments::parse(&ehdr, &ph).map_err(|_| Miss::None)?;
-    let p = segs.sframe.ok_or(Miss::None)?;
-    let mut hdr = [0u8; HEADER_LEN];
-    if p.filesz < HEADER_LEN as u64 || !file.read_exact(&mut hdr, p.offset)? {
-        return Err(Miss::Bad);
-    }
-    // The header's length, not p_filesz: ld pads the segment.
-    let len = sframe::section_len(&hdr).map_err(|_| Miss::Bad)?;
-    if len as u64 > p.filesz || len > MAX_SECTION || len > cache::cap() {
-        return Err(Miss::Bad);
-    }
-    let mut data = KVVec::from_elem(0u8, len, GFP_KERNEL).map_err(|_| Miss::Io)?;
-    if !file.read_exact(&mut data, p.offset)? {
-        return Err(Miss::Bad);
-    }
-    stats::inc(Stat::SframeReads);
-    // The length came from the same header: anything else is a bug.
-    if !sframe::Section::new(&data, p.vaddr).is_ok_and(|s| s.len() == len) {
-        return Err(Miss::Bad);
-    }
-    stats::inc(Stat::SframeSections);
-    Ok(Sframe {
-        segs,
-        vaddr: p.vaddr,
-        data,
-    })
-}
-
-/// The cached entry of `file`'s current version, read if needed; `None`
-/// on an I/O error or no memory (nothing cached: the next walk retries).
-fn entry_of(file: &FileRef) -> Option<Arc<Entry>> {
-    let id = file.id();
-    if let Some(e) = cache::get(&id) {
-        return Some(e);
-    }
-    let sframe = match read_sframe(file) {
-        Ok(s) => Some(s),
-        Err(Miss::None) => None,
-        Err(Miss::Bad) => {
-            stats::inc(Stat::SframeRejects);
-            None
-        }
-        Err(Miss::Io) => return None,
-    };
-    let e = Arc::new(Entry::new(id, sframe), GFP_KERNEL).ok()?;
-    cache::insert(&e);
-    Some(e)
-}
-
 /// One mapping of a walk: its range and, if its file has a usable
-/// section that describes this mapping, the entry and the bias.
+/// table that describes this mapping, the entry and the bias.
 struct Mapping {
     start: usize,
     end: usize,
@@ -209,15 +79,16 @@ impl Mapping {
         if file.is_null() {
             return Some(m);
         }
-        let file = FileRef(file);
+        // SAFETY: A non-NULL reference we own (above).
+        let file = unsafe { FileRef::new(file) };
         let Some(entry) = entry_of(&file) else {
             return Some(m);
         };
         let off = (v.pgoff as u64).wrapping_mul(PAGE_SIZE);
         if let Some(bias) = entry
-            .sframe
+            .table
             .as_ref()
-            .and_then(|s| s.segs.bias(v.start as u64, off))
+            .and_then(|t| t.segs.bias(v.start as u64, off))
         {
             m.bias = bias;
             m.entry = Some(entry);
@@ -225,15 +96,19 @@ impl Mapping {
         Some(m)
     }
 
-    /// The SFrame row for `pc` in this mapping, if any.
-    fn row(&self, pc: usize) -> Option<Row> {
-        let s = self.entry.as_ref()?.sframe.as_ref()?;
-        // Validated when cached: O(1).
-        let section = sframe::Section::parse(&s.data, s.vaddr).ok()?;
-        section
-            .lookup((pc as u64).wrapping_sub(self.bias))
-            .ok()
-            .flatten()
+    /// The row for `pc` in this mapping, if any, and its format.
+    #[inline]
+    fn row(&self, pc: usize) -> Option<(Row, Kind)> {
+        let t = self.entry.as_ref()?.table.as_ref()?;
+        let row = t.table().lookup((pc as u64).wrapping_sub(self.bias))?;
+        Some((row, t.kind))
+    }
+
+    /// Whether the cache let go of this mapping's entry: a memo must not
+    /// keep it.
+    #[inline]
+    fn stale(&self) -> bool {
+        self.entry.as_ref().is_some_and(|e| e.evicted())
     }
 }
 
@@ -286,7 +161,7 @@ pub(crate) struct Memo<'a> {
 }
 
 impl<'a> Memo<'a> {
-    /// A memo for a walk in the current context, in `set`: SFrame is used
+    /// A memo for a walk in the current context, in `set`: tables are used
     /// only where faults are allowed (discovery sleeps) and when the
     /// cache's cap is not 0.  The mappings `set` holds are kept only if
     /// current's address space is the one, with the same mappings, that
@@ -319,7 +194,7 @@ impl<'a> Memo<'a> {
         let last = self.set.last % MEMO_LEN;
         if self.set.maps[last]
             .as_ref()
-            .is_some_and(|m| m.start <= pc && pc < m.end)
+            .is_some_and(|m| m.start <= pc && pc < m.end && !m.stale())
         {
             return self.set.maps[last].as_ref();
         }
@@ -334,6 +209,12 @@ impl<'a> Memo<'a> {
             return None;
         }
         let set = &mut *self.set;
+        // Evicted entries go: the cache's cap bounds what memos hold.
+        for m in &mut set.maps {
+            if m.as_ref().is_some_and(|m| m.stale()) {
+                *m = None;
+            }
+        }
         let i = match set
             .maps
             .iter()
@@ -352,17 +233,19 @@ impl<'a> Memo<'a> {
         set.maps[i].as_ref()
     }
 
-    /// The SFrame row for user address `pc`, if its mapping has one.
-    pub(crate) fn row(&mut self, pc: usize) -> Option<Row> {
+    /// The row for user address `pc`, if its mapping has one, and the
+    /// format it came from.
+    #[inline]
+    pub(crate) fn row(&mut self, pc: usize) -> Option<(Row, Kind)> {
         if !self.enabled {
             return None;
         }
         self.mapping(pc)?.row(pc)
     }
 
-    /// The user addresses around `pc` that have no SFrame data (the
-    /// mapping of `pc` if it has no section, all of them where SFrame is
-    /// not used), as `[lo, hi)`: frame pointers unwind those frames.
+    /// The user addresses around `pc` that have no table (the mapping of
+    /// `pc` if it has none, all of them where tables are not used), as
+    /// `[lo, hi)`: frame pointers unwind those frames.
     /// `None` if `pc`'s frames may have rows (or `pc` is unmapped).
     #[inline]
     pub(crate) fn fp_range(&mut self, pc: usize) -> Option<(usize, usize)> {

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Reading a file's unwind table: in task context, from the file (never
+//! from user memory), once per version of the file ([`super::table_cache`]).
+//!
+//! The ELF header and program headers ([`super::elf`]) say where the
+//! sections are.  SFrame first (`PT_GNU_SFRAME`: its header gives its
+//! length, at most `p_filesz`), validated with
+//! [`sframe::Section::new`]; else `.eh_frame` (`PT_GNU_EH_FRAME` is
+//! `.eh_frame_hdr`, whose `eh_frame_ptr` says where `.eh_frame` starts;
+//! nothing gives its end, so it is read up to the end of the `PT_LOAD`
+//! that holds it).  Either is compiled into the engine's form
+//! ([`super::table`]) and its bytes freed: only the compiled table is
+//! cached, charged to the reader's memory cgroup, within the cap.  A file
+//! whose SFrame is unusable falls back to its `.eh_frame`.
+
+use kernel::alloc::KVVec;
+use kernel::bindings;
+use kernel::ffi::c_void;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+use super::ehframe;
+use super::elf::{Ehdr, Phdr, Segments, EHDR_LEN};
+use super::sframe::{self, HEADER_LEN};
+use super::table::Builder;
+use super::table_cache::{self as cache, Compiled, Entry, Kind, Store};
+use crate::glue::shim::{self, FileId};
+use crate::glue::stats::{self, Stat};
+
+/// The largest section read, whatever the cap (clang's are ~9 MiB).
+const MAX_SECTION: usize = 32 << 20;
+/// The largest `.eh_frame_hdr` read (8 bytes per function: 4 Mi of them).
+const MAX_HDR: usize = 32 << 20;
+
+/// A reference to a `struct file`, dropped with `fput()`.
+pub(crate) struct FileRef(*mut c_void);
+
+impl FileRef {
+    /// Takes over the reference `file` (non-NULL) holds.
+    ///
+    /// # Safety
+    ///
+    /// `file` is a `struct file` reference the caller owns and gives up.
+    pub(crate) unsafe fn new(file: *mut c_void) -> Self {
+        Self(file)
+    }
+
+    /// The identity of the file's current version.
+    fn id(&self) -> FileId {
+        let mut id = FileId::default();
+        // SAFETY: We hold a reference to the file.
+        unsafe { shim::unwind_rs_file_id(self.0, &mut id) };
+        id
+    }
+
+    /// Fills `buf` from file offset `pos`: `Ok(false)` if the file ends
+    /// first (a short file is a bad file, not an I/O error).
+    fn read_exact(&self, buf: &mut [u8], pos: u64) -> Result<bool> {
+        let mut done = 0;
+        let mut pos = i64::try_from(pos).map_err(|_| EINVAL)?;
+        while done < buf.len() {
+            let rest = &mut buf[done..];
+            // SAFETY: We hold a reference to the file; `rest` is writable
+            // for its length; `kernel_read()` advances `pos`.
+            let n = unsafe {
+                bindings::kernel_read(
+                    self.0.cast(),
+                    rest.as_mut_ptr().cast(),
+                    rest.len(),
+                    &mut pos,
+                )
+            };
+            match n {
+                0 => return Ok(false),
+                n if n < 0 => return Err(Error::from_errno(n as i32)),
+                n => done += n as usize,
+            }
+        }
+        Ok(true)
+    }
+
+    /// `len` bytes from file offset `pos`, or why not.
+    fn read_vec(&self, pos: u64, len: usize) -> core::result::Result<KVVec<u8>, Miss> {
+        let mut data = KVVec::from_elem(0u8, len, GFP_KERNEL_ACCOUNT).map_err(|_| Miss::Io)?;
+        if !self.read_exact(&mut data, pos)? {
+            return Err(Miss::Bad);
+        }
+        Ok(data)
+    }
+}
+
+impl Drop for FileRef {
+    fn drop(&mut self) {
+        // SAFETY: Drops the reference `unwind_rs_vma_file()` took.
+        unsafe { bindings::fput(self.0.cast()) };
+    }
+}
+
+/// Why a file yields no table.  `None` (not an x86-64 ELF64 file, no
+/// section) and `Bad` (a section that is unusable) are about the file's
+/// bytes and are cached (negative entry); `Io` (a read error, no memory)
+/// is not.
+enum Miss {
+    None,
+    Bad,
+    Io,
+}
+
+impl From<Error> for Miss {
+    fn from(_: Error) -> Self {
+        Miss::Io
+    }
+}
+
+/// The file's ELF headers.
+fn read_segments(file: &FileRef) -> core::result::Result<Segments, Miss> {
+    let mut eh = [0u8; EHDR_LEN];
+    if !file.read_exact(&mut eh, 0)? {
+        return Err(Miss::None);
+    }
+    let ehdr = Ehdr::parse(&eh).map_err(|_| Miss::None)?;
+    // At most MAX_PHNUM (64) headers of 56 bytes.
+    let mut ph = KVVec::from_elem(0u8, ehdr.phdrs_len(), GFP_KERNEL).map_err(|_| Miss::Io)?;
+    if !file.read_exact(&mut ph, ehdr.phoff)? {
+        return Err(Miss::None);
+    }
+    Segments::parse(&ehdr, &ph).map_err(|_| Miss::None)
+}
+
+/// Compiles with `f` into a store of at most the cap.
+fn build(
+    segs: Segments,
+    kind: Kind,
+    f: impl FnOnce(&mut Builder<Store>) -> core::result::Result<(), Miss>,
+) -> core::result::Result<Compiled, Miss> {
+    let mut b = Builder::new(Store::new(cache::cap()).map_err(|_| Miss::Io)?);
+    f(&mut b)?;
+    let (store, base) = b.finish().map_err(|_| Miss::Bad)?;
+    Ok(store.finish(segs, kind, base))
+}
+
+/// Reads, validates and compiles the SFrame section `p`.
+fn read_sframe(file: &FileRef, segs: Segments, p: Phdr) -> core::result::Result<Compiled, Miss> {
+    let mut hdr = [0u8; HEADER_LEN];
+    if p.filesz < HEADER_LEN as u64 || !file.read_exact(&mut hdr, p.offset)? {
+        return Err(Miss::Bad);
+    }
+    // The header's length, not p_filesz: ld pads the segment.
+    let len = sframe::section_len(&hdr).map_err(|_| Miss::Bad)?;
+    if len as u64 > p.filesz || len > MAX_SECTION {
+        return Err(Miss::Bad);
+    }
+    let data = file.read_vec(p.offset, len)?;
+    stats::inc(Stat::SframeReads);
+    let section = sframe::Section::new(&data, p.vaddr).map_err(|_| Miss::Bad)?;
+    // The length came from the same header: anything else is a bug.
+    if section.len() != len {
+        return Err(Miss::Bad);
+    }
+    let t = build(segs, Kind::Sframe, |b| {
+        sframe::compile(&section, b)
+            .map(|_| ())
+            .map_err(|_| Miss::Bad)
+    })?;
+    stats::inc(Stat::SframeSections);
+    Ok(t)
+}
+
+/// Reads `.eh_frame_hdr` (`p`) and `.eh_frame`, and compiles them.
+fn read_ehframe(file: &FileRef, segs: Segments, p: Phdr) -> core::result::Result<Compiled, Miss> {
+    let hlen = usize::try_from(p.filesz).map_err(|_| Miss::Bad)?;
+    if hlen > MAX_HDR {
+        return Err(Miss::Bad);
+    }
+    let hdr = file.read_vec(p.offset, hlen)?;
+    let info = ehframe::hdr_info(&hdr, p.vaddr).map_err(|_| Miss::Bad)?;
+    let (off, avail) = segs.file_range(info.eh_frame_addr).ok_or(Miss::Bad)?;
+    let len = usize::try_from(avail).map_or(MAX_SECTION, |a| a.min(MAX_SECTION));
+    let eh = file.read_vec(off, len)?;
+    stats::inc(Stat::EhframeReads);
+    let t = build(segs, Kind::EhFrame, |b| {
+        ehframe::compile(&hdr, p.vaddr, &eh, info.eh_frame_addr, b)
+            .map(|_| ())
+            .map_err(|_| Miss::Bad)
+    })?;
+    stats::inc(Stat::EhframeSections);
+    Ok(t)
+}
+
+/// The table of `file`: SFrame, else `.eh_frame`.
+fn read_table(file: &FileRef) -> core::result::Result<Compiled, Miss> {
+    let segs = read_segments(file)?;
+    if let Some(p) = segs.sframe {
+        match read_sframe(file, segs, p) {
+            Err(Miss::Bad) => stats::inc(Stat::SframeRejects),
+            Err(Miss::None) => {}
+            r => return r,
+        }
+    }
+    let p = segs.eh_frame_hdr.ok_or(Miss::None)?;
+    read_ehframe(file, segs, p).inspect_err(|e| {
+        if matches!(e, Miss::Bad) {
+            stats::inc(Stat::EhframeRejects);
+        }
+    })
+}
+
+/// The cached entry of `file`'s current version, read if needed; `None`
+/// on an I/O error or no memory (nothing cached: the next walk retries).
+pub(crate) fn entry_of(file: &FileRef) -> Option<Arc<Entry>> {
+    let id = file.id();
+    if let Some(e) = cache::get(&id) {
+        return Some(e);
+    }
+    let table = match read_table(file) {
+        Ok(t) => Some(t),
+        Err(Miss::None | Miss::Bad) => None,
+        Err(Miss::Io) => return None,
+    };
+    let e = Arc::new(Entry::new(id, table), GFP_KERNEL_ACCOUNT).ok()?;
+    cache::insert(&e);
+    Some(e)
+}
