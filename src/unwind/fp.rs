@@ -123,7 +123,15 @@ impl UnwindUserState {
     /// walk passes the same memo to every step).  On failure the walk is
     /// over.
     pub(crate) fn next(&mut self, memo: &mut Memo<'_>) -> Result {
-        if self.done {
+        // A state `start()` did not set up (a caller's bug) gets an error,
+        // never a step with a word size of 0.
+        let set_up = match self.current_type {
+            TYPE_FP | TYPE_SFRAME => self.ws == 8,
+            TYPE_COMPAT_FP => self.ws == 4,
+            _ => false,
+        };
+        if self.done || !set_up {
+            self.done = true;
             return Err(EINVAL);
         }
         let ret = self.step(memo);

@@ -26,6 +26,24 @@ static int ut_walk(struct ut_unwind *req, unsigned long *buf)
 		req->nr = trace.nr;
 		return ret;
 	case UT_MODE_ITERATE:
+		if (req->null_trace == 2) {
+			/* A state unwind_user_start() never set up: zeroed... */
+			memset(&state, 0, sizeof(state));
+			ret = unwind_user_next(&state);
+			if (ret != -EINVAL)
+				return ret ?: -EBADE;
+			/* ...with a frame above the stack pointer (a step with
+			 * a word size of 0 would compute ws - 1)... */
+			state.sp = 8;
+			state.fp = 16;
+			ret = unwind_user_next(&state);
+			if (ret != -EINVAL)
+				return ret ?: -EBADE;
+			/* ...or garbage that claims not to be done. */
+			memset(&state, 0x5a, sizeof(state));
+			state.done = false;
+			return unwind_user_next(&state);
+		}
 		if (req->null_trace)
 			return unwind_user_start(NULL) ?: unwind_user_next(NULL);
 		req->nr = 0;

@@ -885,6 +885,10 @@ static int test_errors(void)
 	req.mode = UT_MODE_ITERATE;
 	req.null_trace = 1;
 	ut_check(sys_unwind(&req) == 0 && req.ret == -EINVAL, "NULL state: %d", req.ret);
+	/* unwind_user_next() on a state unwind_user_start() did not set up */
+	req.null_trace = 2;
+	ut_check(sys_unwind(&req) == 0 && req.ret == -EINVAL, "state not started: %d", req.ret);
+	req.null_trace = 1;
 	/* unwind_user_faultable(NULL) */
 	req.mode = UT_MODE_FAULTABLE;
 	ut_check(sys_unwind(&req) == 0 && req.ret == -EINVAL, "NULL faultable: %d", req.ret);
