@@ -49,6 +49,27 @@ use crate::glue::stats::{self, Stat};
 const USER_END: usize = 1 << 57;
 /// Mappings remembered per walk (program, a few libraries, the vDSO).
 const MEMO_LEN: usize = 8;
+/// Rows remembered per walk, direct mapped by PC: deep stacks repeat
+/// return addresses (recursion, interpreters), and a repeated one then
+/// costs no table search.
+const ROWS_LEN: usize = 32;
+
+/// A remembered row: the PC looked up (0: none), the slot of its
+/// mapping in [`MapSet::maps`] and the row's index in that mapping's
+/// table.  It holds no reference: a slot's mapping is replaced only with
+/// the rows that name it forgotten ([`MapSet::forget_slot`]).
+#[derive(Clone, Copy)]
+struct RowSlot {
+    pc: usize,
+    map: u8,
+    index: u16,
+}
+
+const NO_ROW_SLOT: RowSlot = RowSlot {
+    pc: 0,
+    map: 0,
+    index: 0,
+};
 
 /// One mapping of a walk: its range and, if its file has a usable
 /// table that describes this mapping, the entry and the bias.
@@ -96,12 +117,18 @@ impl Mapping {
         Some(m)
     }
 
-    /// The row for `pc` in this mapping, if any, and its format.
+    /// The index of the row for `pc` in this mapping's table, if any.
     #[inline]
-    fn row(&self, pc: usize) -> Option<(Row, Kind)> {
+    fn row_index(&self, pc: usize) -> Option<u16> {
         let t = self.entry.as_ref()?.table.as_ref()?;
-        let row = t.table().lookup((pc as u64).wrapping_sub(self.bias))?;
-        Some((row, t.kind))
+        t.table().lookup_index((pc as u64).wrapping_sub(self.bias))
+    }
+
+    /// Row `index` of this mapping's table and its format.
+    #[inline]
+    fn row(&self, index: u16) -> Option<(Row, Kind)> {
+        let t = self.entry.as_ref()?.table.as_ref()?;
+        Some((t.table().row(index)?, t.kind))
     }
 
     /// Whether the cache let go of this mapping's entry: a memo must not
@@ -123,6 +150,7 @@ pub(crate) struct MapSet {
     /// The slot of the last mapping found: consecutive frames are mostly
     /// in the same one.
     last: usize,
+    rows: [RowSlot; ROWS_LEN],
 }
 
 impl MapSet {
@@ -132,6 +160,17 @@ impl MapSet {
             maps: [const { None }; MEMO_LEN],
             next: 0,
             last: 0,
+            rows: [NO_ROW_SLOT; ROWS_LEN],
+        }
+    }
+
+    /// Forgets mapping slot `i` and the rows found in it.
+    fn forget_slot(&mut self, i: usize) {
+        self.maps[i] = None;
+        for r in &mut self.rows {
+            if r.map as usize == i {
+                *r = NO_ROW_SLOT;
+            }
         }
     }
 
@@ -142,6 +181,7 @@ impl MapSet {
         for m in &mut self.maps {
             *m = None;
         }
+        self.rows = [NO_ROW_SLOT; ROWS_LEN];
         self.next = 0;
     }
 }
@@ -210,9 +250,9 @@ impl<'a> Memo<'a> {
         }
         let set = &mut *self.set;
         // Evicted entries go: the cache's cap bounds what memos hold.
-        for m in &mut set.maps {
-            if m.as_ref().is_some_and(|m| m.stale()) {
-                *m = None;
+        for i in 0..MEMO_LEN {
+            if set.maps[i].as_ref().is_some_and(|m| m.stale()) {
+                set.forget_slot(i);
             }
         }
         let i = match set
@@ -224,6 +264,7 @@ impl<'a> Memo<'a> {
             None => {
                 let m = Mapping::find(pc)?;
                 let i = set.next % MEMO_LEN;
+                set.forget_slot(i);
                 set.maps[i] = Some(m);
                 set.next = set.next.wrapping_add(1);
                 i
@@ -240,7 +281,27 @@ impl<'a> Memo<'a> {
         if !self.enabled {
             return None;
         }
-        self.mapping(pc)?.row(pc)
+        let h = (pc ^ (pc >> 5) ^ (pc >> 10)) % ROWS_LEN;
+        let r = self.set.rows[h];
+        if r.pc == pc && pc != 0 {
+            // The slot still holds the mapping the row was found in
+            // (`forget_slot()`); an evicted entry goes first.
+            if let Some(m) = self.set.maps[r.map as usize].as_ref() {
+                if !m.stale() {
+                    return m.row(r.index);
+                }
+            }
+        }
+        let m = self.mapping(pc)?;
+        let index = m.row_index(pc)?;
+        let found = m.row(index);
+        let map = self.set.last % MEMO_LEN;
+        self.set.rows[h] = RowSlot {
+            pc,
+            map: map as u8,
+            index,
+        };
+        found
     }
 
     /// The user addresses around `pc` that have no table (the mapping of

@@ -29,13 +29,27 @@ pub struct Table<'a> {
 }
 
 impl Table<'_> {
-    /// The rules for `pc` (a link-time address), if any.
+    /// The rules for `pc` (a link-time address), if any.  The module
+    /// looks up indices (its row memo keeps them); the host tests rows.
+    #[allow(dead_code)]
     #[inline]
     pub fn lookup(&self, pc: u64) -> Option<Row> {
+        self.row(self.lookup_index(pc)?)
+    }
+
+    /// The index of the rules for `pc` (a link-time address), if any.
+    #[inline]
+    pub fn lookup_index(&self, pc: u64) -> Option<u16> {
         let off = u32::try_from(pc.checked_sub(self.base)?).ok()?;
         // The number of entries starting at or before `off`.
         let n = self.starts.partition_point(|&s| s <= off);
         let i = *self.index.get(n.checked_sub(1)?)?;
+        (i != NO_ROW).then_some(i)
+    }
+
+    /// The row of index `i`.
+    #[inline]
+    pub fn row(&self, i: u16) -> Option<Row> {
         self.rows.get(i as usize).copied()
     }
 }
