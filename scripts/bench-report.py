@@ -38,18 +38,21 @@ def main():
         ratio_row(f"walk per frame, depth {d}", f"walk{d}_ours_ns_per_frame",
                   f"walk{d}_perf_ns_per_frame", "ns/frame")
     ratio_row("4 callers x 16 samples, one entry, depth 64", "cache_deferred_ns", "cache_sync_ns", "ns")
-    if "sfwalk64_ours_ns_per_frame" in vals:
-        print("\n| our walk per frame | SFrame (no frame pointers) median [min, max] | "
-              "frame pointers median [min, max] | unit | SFrame / FP |")
+    for key, name, what in (("sfwalk", "SFrame", "section read, validated, compiled"),
+                            ("ehwalk", ".eh_frame", ".eh_frame_hdr and .eh_frame read, compiled")):
+        if f"{key}64_ours_ns_per_frame" not in vals:
+            continue
+        print(f"\n| our walk per frame | {name} (no frame pointers) median [min, max] | "
+              f"frame pointers median [min, max] | unit | {name} / FP |")
         print("| --- | --- | --- | --- | --- |")
         for d in (8, 64, 256):
-            ratio_row(f"depth {d}", f"sfwalk{d}_ours_ns_per_frame",
+            ratio_row(f"depth {d}", f"{key}{d}_ours_ns_per_frame",
                       f"walk{d}_ours_ns_per_frame", "ns/frame")
         # The same syscall twice: the first one's extra is discovery.
-        first, second = med("sfwalkcold64_first_ns"), med("sfwalkcold64_second_ns")
-        print(f"\nfirst lookup of a file never walked (depth 64): {first - second:.0f} ns "
+        first, second = med(f"{key}cold64_first_ns"), med(f"{key}cold64_second_ns")
+        print(f"\n{name}: first lookup of a file never walked (depth 64): {first - second:.0f} ns "
               f"(the walk's syscall {first:.0f} ns the first time, {second:.0f} ns the next; "
-              f"ELF headers, section read, validated and cached)")
+              f"ELF headers, {what} and cached)")
     print(f"\nwalks for 4 x 16 requests in one entry: {med('cache_walks'):.0f} (perf: 64 walks)")
     base = med("workload_none_s")
     print("\n| workload (depth 64, cpu-clock 10 kHz) | run time median [min, max] | vs no sampling |")

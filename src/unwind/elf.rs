@@ -19,6 +19,14 @@ pub const PHDR_LEN: usize = 56;
 /// More program headers than any linker emits: the rest of a file with
 /// more is not looked at.
 pub const MAX_PHNUM: u16 = 64;
+/// The size of a section header.
+pub const SHDR_LEN: usize = 64;
+/// The most section headers searched (ld writes about 30 to 40).
+pub const MAX_SHNUM: u16 = 256;
+/// The longest section-name table read.
+pub const MAX_SHSTRTAB: u64 = 64 << 10;
+/// `SHT_PROGBITS`.
+pub const SHT_PROGBITS: u32 = 1;
 /// `PT_LOAD`s remembered per file (ld emits 4 or 5).
 pub const MAX_LOADS: usize = 16;
 /// x86-64's page size: mappings start at page-aligned file offsets.
@@ -83,6 +91,13 @@ pub struct Ehdr {
     pub phoff: u64,
     /// The number of program headers (1 to [`MAX_PHNUM`]).
     pub phnum: u16,
+    /// The file offset of the section header table (0: none).
+    pub shoff: u64,
+    /// The number of section headers (0 when there are more than
+    /// [`MAX_SHNUM`]: such files are not searched).
+    pub shnum: u16,
+    /// The index of the section-name string table.
+    pub shstrndx: u16,
 }
 
 impl Ehdr {
@@ -118,7 +133,32 @@ impl Ehdr {
         phoff
             .checked_add(phnum as u64 * PHDR_LEN as u64)
             .ok_or(ElfError::Overflow)?;
-        Ok(Ehdr { exec, phoff, phnum })
+        let shoff = u64_at(b, 40)?;
+        let mut shnum = u16_at(b, 60)?;
+        let shstrndx = u16_at(b, 62)?;
+        // Only needed to find `.eh_frame` where no `PT_GNU_EH_FRAME` says
+        // where it is: a table that cannot be used is simply not used.
+        if u16_at(b, 58)? as usize != SHDR_LEN
+            || shnum > MAX_SHNUM
+            || shstrndx >= shnum
+            || shoff.checked_add(shnum as u64 * SHDR_LEN as u64).is_none()
+        {
+            shnum = 0;
+        }
+        Ok(Ehdr {
+            exec,
+            phoff,
+            phnum,
+            shoff,
+            shnum,
+            shstrndx,
+        })
+    }
+
+    /// The size of the section header table in bytes (at most
+    /// `MAX_SHNUM * SHDR_LEN`).
+    pub const fn shdrs_len(&self) -> usize {
+        self.shnum as usize * SHDR_LEN
     }
 
     /// The size of the program header table in bytes (at most
@@ -234,4 +274,53 @@ impl Segments {
         let into = vaddr - p.vaddr;
         Some((p.offset + into, p.filesz - into))
     }
+}
+
+/// One section header's fields that matter here.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shdr {
+    /// `sh_name`: the offset of its name in the section-name table.
+    pub name: u32,
+    /// `sh_type`.
+    pub kind: u32,
+    /// `sh_addr`: its link-time address.
+    pub addr: u64,
+    /// `sh_offset`: where it is in the file.
+    pub offset: u64,
+    /// `sh_size`.
+    pub size: u64,
+}
+
+impl Shdr {
+    /// Section header `i` of the table `shdrs` (`ehdr.shdrs_len()` bytes
+    /// from `ehdr.shoff`).
+    pub fn parse(shdrs: &[u8], i: u16) -> Result<Shdr, ElfError> {
+        let at = i as usize * SHDR_LEN;
+        let h = Shdr {
+            name: u32_at(shdrs, at)?,
+            kind: u32_at(shdrs, at + 4)?,
+            addr: u64_at(shdrs, at + 16)?,
+            offset: u64_at(shdrs, at + 24)?,
+            size: u64_at(shdrs, at + 32)?,
+        };
+        if h.offset.checked_add(h.size).is_none() || h.addr.checked_add(h.size).is_none() {
+            return Err(ElfError::Overflow);
+        }
+        Ok(h)
+    }
+}
+
+/// The first `SHT_PROGBITS` section named `name` with an address, in the
+/// section header table `shdrs` whose name table is `names`.
+pub fn find_section(ehdr: &Ehdr, shdrs: &[u8], names: &[u8], name: &[u8]) -> Option<Shdr> {
+    (0..ehdr.shnum).find_map(|i| {
+        let h = Shdr::parse(shdrs, i).ok()?;
+        let at = h.name as usize;
+        let end = at.checked_add(name.len())?;
+        (h.kind == SHT_PROGBITS
+            && h.addr != 0
+            && names.get(at..end) == Some(name)
+            && names.get(end) == Some(&0))
+        .then_some(h)
+    })
 }

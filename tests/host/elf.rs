@@ -227,3 +227,68 @@ fn eh_frame_hdr_and_file_ranges() {
     assert_eq!(s.file_range(0x9000), None);
     assert_eq!(s.file_range(u64::MAX), None);
 }
+
+/// A section header.
+fn shdr(name: u32, kind: u32, addr: u64, offset: u64, size: u64) -> Vec<u8> {
+    let mut b = vec![0u8; elf::SHDR_LEN];
+    b[0..4].copy_from_slice(&name.to_le_bytes());
+    b[4..8].copy_from_slice(&kind.to_le_bytes());
+    b[16..24].copy_from_slice(&addr.to_le_bytes());
+    b[24..32].copy_from_slice(&offset.to_le_bytes());
+    b[32..40].copy_from_slice(&size.to_le_bytes());
+    b
+}
+
+/// An ELF header with a section header table.
+fn ehdr_sh(shoff: u64, shnum: u16, shstrndx: u16) -> Vec<u8> {
+    let mut b = ehdr(2, 64, 1);
+    b[40..48].copy_from_slice(&shoff.to_le_bytes());
+    b[58..60].copy_from_slice(&(elf::SHDR_LEN as u16).to_le_bytes());
+    b[60..62].copy_from_slice(&shnum.to_le_bytes());
+    b[62..64].copy_from_slice(&shstrndx.to_le_bytes());
+    b
+}
+
+#[test]
+fn sections_are_found_by_name() {
+    let names = b"\0.shstrtab\0.eh_frame_hdr\0.eh_frame\0.text\0";
+    let h = Ehdr::parse(&ehdr_sh(0x1000, 5, 1)).unwrap();
+    assert_eq!((h.shoff, h.shnum, h.shstrndx), (0x1000, 5, 1));
+    assert_eq!(h.shdrs_len(), 5 * elf::SHDR_LEN);
+    let tab = [
+        shdr(0, 0, 0, 0, 0),
+        shdr(1, 3, 0, 0x900, names.len() as u64),
+        // ".eh_frame_hdr" starts with ".eh_frame": must not match it.
+        shdr(11, elf::SHT_PROGBITS, 0x4000, 0x3000, 0x40),
+        shdr(25, elf::SHT_PROGBITS, 0x4040, 0x3040, 0x200),
+        shdr(35, elf::SHT_PROGBITS, 0x1000, 0x1000, 0x800),
+    ]
+    .concat();
+    let s = elf::find_section(&h, &tab, names, b".eh_frame").unwrap();
+    assert_eq!((s.addr, s.offset, s.size), (0x4040, 0x3040, 0x200));
+    assert_eq!(
+        elf::find_section(&h, &tab, names, b".eh_frame_hdr").map(|s| s.addr),
+        Some(0x4000)
+    );
+    assert_eq!(elf::find_section(&h, &tab, names, b".sframe"), None);
+    // A name running off the table, a truncated table.
+    assert_eq!(
+        elf::find_section(&h, &tab, &names[..30], b".eh_frame"),
+        None
+    );
+    assert_eq!(
+        elf::find_section(&h, &tab[..3 * elf::SHDR_LEN], names, b".eh_frame"),
+        None
+    );
+    // Unusable tables are not searched.
+    for b in [
+        ehdr_sh(0x1000, elf::MAX_SHNUM + 1, 1),
+        ehdr_sh(0x1000, 5, 5),
+        ehdr_sh(u64::MAX - 100, 5, 1),
+    ] {
+        assert_eq!(Ehdr::parse(&b).unwrap().shnum, 0);
+    }
+    let mut b = ehdr_sh(0x1000, 5, 1);
+    b[58] = 40;
+    assert_eq!(Ehdr::parse(&b).unwrap().shnum, 0);
+}

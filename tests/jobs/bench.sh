@@ -3,6 +3,7 @@
 . /jobs/lib.sh
 B=/bin/bench64
 SFB=/sframe/v2/bench-sframe
+EHB=/sframe/v2/bench-ehframe
 ROUNDS=${BENCH_ROUNDS:-5}
 echo 1024 >/proc/sys/kernel/perf_event_max_stack
 grep -h hres_active /proc/timer_list | head -1 | sed 's/^ */BENCH-INFO /'
@@ -30,6 +31,17 @@ while [ $r -le $ROUNDS ]; do
 		cp $SFB /tmp/sfb$r
 		/tmp/sfb$r walkcold 64 | sed 's/^BENCH walk/BENCH sfwalk/' || echo "BENCH-FAILED sfcold"
 		rm -f /tmp/sfb$r
+	fi
+	# The same with .eh_frame only: the walk, and the first walk of a
+	# copy (read and compile its .eh_frame, about 40 KiB in a static
+	# glibc program).
+	if [ -x $EHB ]; then
+		for d in 8 64 256; do
+			$EHB walk $d | sed 's/^BENCH walk/BENCH ehwalk/' || echo "BENCH-FAILED ehwalk $d"
+		done
+		cp $EHB /tmp/ehb$r
+		/tmp/ehb$r walkcold 64 | sed 's/^BENCH walk/BENCH ehwalk/' || echo "BENCH-FAILED ehcold"
+		rm -f /tmp/ehb$r
 	fi
 	$B cache 4 16 64 || echo "BENCH-FAILED cache"
 	for m in none perf deferred; do
