@@ -9,7 +9,9 @@
 //! [`sframe::Section::new`]; else `.eh_frame` (`PT_GNU_EH_FRAME` is
 //! `.eh_frame_hdr`, whose `eh_frame_ptr` says where `.eh_frame` starts;
 //! nothing gives its end, so it is read up to the end of the `PT_LOAD`
-//! that holds it).  Either is compiled into the engine's form
+//! that holds it); without `PT_GNU_EH_FRAME` (static executables),
+//! `.eh_frame` is found by its section header and a header is made for
+//! it.  Either is compiled into the engine's form
 //! ([`super::table`]) and its bytes freed: only the compiled table is
 //! cached, charged to the reader's memory cgroup, within the cap.  A file
 //! whose SFrame is unusable falls back to its `.eh_frame`.
@@ -21,7 +23,7 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use super::ehframe;
-use super::elf::{Ehdr, Phdr, Segments, EHDR_LEN};
+use super::elf::{self, Ehdr, Phdr, Segments, EHDR_LEN, MAX_SHSTRTAB};
 use super::sframe::{self, HEADER_LEN};
 use super::table::Builder;
 use super::table_cache::{self as cache, Compiled, Entry, Kind, Store};
@@ -113,8 +115,8 @@ impl From<Error> for Miss {
     }
 }
 
-/// The file's ELF headers.
-fn read_segments(file: &FileRef) -> core::result::Result<Segments, Miss> {
+/// The file's ELF header and program headers.
+fn read_segments(file: &FileRef) -> core::result::Result<(Ehdr, Segments), Miss> {
     let mut eh = [0u8; EHDR_LEN];
     if !file.read_exact(&mut eh, 0)? {
         return Err(Miss::None);
@@ -125,7 +127,8 @@ fn read_segments(file: &FileRef) -> core::result::Result<Segments, Miss> {
     if !file.read_exact(&mut ph, ehdr.phoff)? {
         return Err(Miss::None);
     }
-    Segments::parse(&ehdr, &ph).map_err(|_| Miss::None)
+    let segs = Segments::parse(&ehdr, &ph).map_err(|_| Miss::None)?;
+    Ok((ehdr, segs))
 }
 
 /// Compiles with `f` into a store of at most the cap.
@@ -188,9 +191,48 @@ fn read_ehframe(file: &FileRef, segs: Segments, p: Phdr) -> core::result::Result
     Ok(t)
 }
 
+/// `.eh_frame` found by its section header, where no `PT_GNU_EH_FRAME`
+/// says where it is (static executables), and its FDEs indexed into a
+/// header made here ([`ehframe::synth_hdr`]).
+fn read_ehframe_section(
+    file: &FileRef,
+    ehdr: &Ehdr,
+    segs: Segments,
+) -> core::result::Result<Compiled, Miss> {
+    if ehdr.shnum == 0 {
+        return Err(Miss::None);
+    }
+    let shdrs = file.read_vec(ehdr.shoff, ehdr.shdrs_len())?;
+    let names = elf::Shdr::parse(&shdrs, ehdr.shstrndx).map_err(|_| Miss::None)?;
+    let names = file.read_vec(names.offset, names.size.min(MAX_SHSTRTAB) as usize)?;
+    let sh = elf::find_section(ehdr, &shdrs, &names, b".eh_frame").ok_or(Miss::None)?;
+    let len = usize::try_from(sh.size).map_err(|_| Miss::Bad)?;
+    if len > MAX_SECTION {
+        return Err(Miss::Bad);
+    }
+    let eh = file.read_vec(sh.offset, len)?;
+    stats::inc(Stat::EhframeReads);
+    let n = ehframe::count_fdes(&eh, sh.addr);
+    let room = n
+        .checked_mul(ehframe::ENTRY_LEN)
+        .and_then(|t| t.checked_add(ehframe::SYNTH_HEAD_LEN))
+        .filter(|&r| r <= MAX_HDR)
+        .ok_or(Miss::Bad)?;
+    let mut hdr = KVVec::from_elem(0u8, room, GFP_KERNEL_ACCOUNT).map_err(|_| Miss::Io)?;
+    let hlen = ehframe::synth_hdr(&eh, sh.addr, &mut hdr);
+    let hdr = hdr.get(..hlen).ok_or(Miss::Bad)?;
+    let t = build(segs, Kind::EhFrame, |b| {
+        ehframe::compile(hdr, sh.addr, &eh, sh.addr, b)
+            .map(|_| ())
+            .map_err(|_| Miss::Bad)
+    })?;
+    stats::inc(Stat::EhframeSections);
+    Ok(t)
+}
+
 /// The table of `file`: SFrame, else `.eh_frame`.
 fn read_table(file: &FileRef) -> core::result::Result<Compiled, Miss> {
-    let segs = read_segments(file)?;
+    let (ehdr, segs) = read_segments(file)?;
     if let Some(p) = segs.sframe {
         match read_sframe(file, segs, p) {
             Err(Miss::Bad) => stats::inc(Stat::SframeRejects),
@@ -198,8 +240,11 @@ fn read_table(file: &FileRef) -> core::result::Result<Compiled, Miss> {
             r => return r,
         }
     }
-    let p = segs.eh_frame_hdr.ok_or(Miss::None)?;
-    read_ehframe(file, segs, p).inspect_err(|e| {
+    match segs.eh_frame_hdr {
+        Some(p) => read_ehframe(file, segs, p),
+        None => read_ehframe_section(file, &ehdr, segs),
+    }
+    .inspect_err(|e| {
         if matches!(e, Miss::Bad) {
             stats::inc(Stat::EhframeRejects);
         }
