@@ -158,7 +158,7 @@ ehd_run() {
 # each shell call is about ten C frames of execute_command and friends,
 # so the stacks range from shallow to hundreds of frames.
 t_ehframe_debian_bash() {
-	ehd_run bash /usr/bin/bash -c 'f() { local j=0; while [ $j -lt 3000 ]; do j=$((j + 1)); done
+	ehd_run bash /usr/bin/bash -c 'f() { local j=0; while [ $j -lt 2000 ]; do j=$((j + 1)); done
 		[ $1 -gt 0 ] && f $(($1 - 1)); }; f 24'
 }
 
@@ -170,10 +170,10 @@ t_ehframe_debian_perl() {
 		fib(22); my @a = map { ($_ * 7919) % 100003 } 1 .. 60000; @a = sort { $a <=> $b } @a;'
 }
 
-# xz: LZMA2 compression of 3 MB of text, one thread.
+# xz: LZMA2 compression of 1 MB of text, one thread.
 t_ehframe_debian_xz() {
 	mkdir -p $EHD
-	seq 1 400000 >/tmp/ehd-data
+	seq 1 150000 >/tmp/ehd-data
 	ehd_run xz /usr/bin/xz -6 -T1 -k -f /tmp/ehd-data
 	r=$?
 	rm -f /tmp/ehd-data /tmp/ehd-data.xz
