@@ -38,8 +38,10 @@ __attribute__((noinline, noclone)) void eh_leaf(struct eh_chain *c)
 		return;
 	}
 	c->oracle_nr = 0;
+#ifndef EH_NO_ORACLE
 	if (!c->no_oracle)
 		_Unwind_Backtrace(oracle_step, c);
+#endif
 	asm volatile("syscall\n"
 		     ".globl eh_leaf_ip\n"
 		     "eh_leaf_ip:"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Hostile copies of the static .eh_frame program for ehframe_hostile.
+"""Hostile copies of the static-pie .eh_frame program for ehframe_hostile.
 
 Usage: mkhostile.py PROGRAM OUTDIR
 
