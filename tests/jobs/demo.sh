@@ -63,6 +63,27 @@ if [ -x /usr/bin/perf ] && [ -x $SFP ]; then
 		rm -f /tmp/sf.data
 	done
 fi
+# A stock Debian program, unmodified (trixie's perl: no frame pointers,
+# no SFrame, only .eh_frame): perf's own walk (fp) loses the callers;
+# the module's (fp,defer: .eh_frame read from the mapped files) and
+# perf's copy of 8 KiB of stack per sample (dwarf) have them, at very
+# different costs per sample.
+PL='sub fib { my $n = shift; $n < 2 ? $n : fib($n - 1) + fib($n - 2) } fib(18);
+my @a = map { ($_ * 7919) % 100003 } 1 .. 20000; @a = sort { $a <=> $b } @a;'
+if [ -x /usr/bin/perf ] && [ -x /usr/bin/perl ]; then
+	echo "UT-SECTION .eh_frame: Debian's perl under --call-graph fp, fp,defer and dwarf"
+	for cg in fp fp,defer dwarf; do
+		echo "\$ perf record -e cpu-clock -c 500000 --call-graph $cg -- perl -e 'fib(18); sort { \$a <=> \$b } ...'" | out
+		perf record -q -B -N -o /tmp/eh.data -e cpu-clock -c 500000 --call-graph $cg \
+			-- /usr/bin/perl -e "$PL" >/dev/null 2>&1
+		n=$(perf script -i /tmp/eh.data -F comm 2>/dev/null | grep -c perl)
+		echo "# $n samples, $(( $(wc -c </tmp/eh.data) / (n ? n : 1) )) bytes of perf.data per sample" | out
+		echo '$ perf script    # the first sample in the sort:' | out
+		perf script -i /tmp/eh.data --no-inline -F comm,tid,ip,sym,dso 2>/dev/null |
+			awk 'BEGIN { RS = ""; ORS = "\n\n" } /Perl_pp_sort/ { print; exit }' | out
+		rm -f /tmp/eh.data
+	done
+fi
 if [ -x /usr/bin/trace-cmd ]; then
 	echo "UT-SECTION Debian's trace-cmd reads the consumer's events"
 	echo demo64 >/sys/kernel/debug/unwind_ftrace/comm

@@ -365,7 +365,9 @@ T_DEFERRED_ALL="$T_DEFERRED $T_DEFERRED_COMPAT t_deferred_unload_refused t_defer
 T_LAST="$T_CONSUMERS t_deferred_unload_1000 t_module_unload_all"
 . "${UNWIND_RS_JOBS:-/jobs}/perf_tests.sh"
 . "${UNWIND_RS_JOBS:-/jobs}/sframe_tests.sh"
-T_NAMES="$T_FIRST $T_UNWIND $T_SFRAME $T_DEFERRED_ALL $T_RACE $T_PERF $T_LAST"
+. "${UNWIND_RS_JOBS:-/jobs}/ehframe_tests.sh"
+. "${UNWIND_RS_JOBS:-/jobs}/ehframe_debian.sh"
+T_NAMES="$T_FIRST $T_UNWIND $T_SFRAME $T_EHFRAME $T_EHDEBIAN $T_DEFERRED_ALL $T_RACE $T_PERF $T_LAST"
 
 # ut.only=REGEX on the kernel command line: just those tests (developing).
 t_load_test() {
@@ -397,6 +399,7 @@ hardening) T_NAMES="t_loaded $T_RACE" ;;
 consumers) T_NAMES="t_loaded $T_LAST" ;;
 perf) T_NAMES="t_loaded $T_PERF" ;;
 sframe) T_NAMES="t_loaded $T_SFRAME" ;;
+ehframe) T_NAMES="t_loaded $T_EHFRAME $T_EHDEBIAN" ;;
 *) echo "unknown group $UNWIND_RS_GROUP" >&2; exit 1 ;;
 esac
 t_run_all

@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: GPL-2.0
+# Debian's own programs, unmodified (bash, perl, xz from the guest's
+# trixie userland, scripts/build-rootfs), sampled by Debian's perf 7.3.4
+# with --call-graph fp (perf's frame-pointer walk in the interrupt),
+# fp,defer (the module's walk: SFrame, .eh_frame, frame pointers) and
+# dwarf (8 KiB of stack copied into every sample, unwound by perf script
+# with libdw).  Sourced by tests.sh; t_ehframe_debian_<prog> is one test.
+#
+# Per program and mode: samples, the fraction whose user stack reaches
+# the start (see ehd_parse), the mean user depth and perf.data bytes per
+# sample.  The goals: fp,defer reaches the start at least as often as
+# dwarf, at no more than a tenth of its bytes per sample, and agrees with
+# dwarf frame by frame.
+#
+# Agreement: the two sessions sample different instants, so single
+# samples cannot be paired.  A caller frame is keyed by its file and its
+# offset in the file (perf script's dsoff: the same call site in both
+# runs, whatever ASLR does).  A step of an unwinder is an edge (frame
+# i's key, frame i+1's key), i >= 1 (frame 0, the sampled IP, is not a
+# return address).  Wrong unwinding makes edges the other unwinder
+# never produces.  agree(A, B) = the share of A's edge occurrences,
+# among those that leave a key B also left, whose edge B has too; the
+# test wants at least 95% both ways (a call site left to two callers,
+# one sampled only in one session, costs a little).  Also printed: the
+# share of dwarf's complete stacks (start reached) made only of steps
+# fp,defer took too (whole stacks rarely repeat: the leaf end varies).  perf reports a caller frame of a dwarf unwind
+# as its return address minus one: those are put back.
+EHD=/tmp/ehd
+
+# ehd_parse DATA EXE DWARF OUT: "samples reached depth_sum" of EXE's
+# samples; OUT.edges ("key key count") and OUT.chains ("count chain").
+# A stack reaches the start when __libc_start_main (libc.so.6, in
+# .dynsym: Debian's libc has no .symtab, so __libc_start_call_main is
+# [unknown]) is its last frame or the one before a last frame in EXE
+# (_start, [unknown] in a stripped program).
+ehd_parse() {
+	$PERF script -i $1 --no-inline --max-stack 4096 -F comm,ip,sym,dso,dsoff 2>/dev/null |
+	awk -v exe=$2 -v dwarf=$3 -v out=$4 '
+	function inc(h,   i, d) {
+		for (i = length(h); i > 0; i--) {
+			d = index("0123456789abcdef", substr(h, i, 1))
+			if (d < 16)
+				return substr(h, 1, i - 1) substr("0123456789abcdef", d + 1, 1) substr(h, i + 1)
+			h = substr(h, 1, i - 1) "0" substr(h, i + 1)
+		}
+		return "1" h
+	}
+	BEGIN { RS = ""; FS = "\n"; n = split(exe, p, "/"); comm = p[n] }
+	{
+		split($1, h, " ")
+		if (h[1] != comm)
+			next
+		samples++
+		u = 0
+		for (i = 2; i <= NF; i++) {
+			line = $i
+			sub(/^[ \t]+/, "", line)
+			if (line ~ /^ffff/ || line ~ /\(cookie\)/)
+				continue
+			# "ip sym (dso+0xoffset)": the offset in the file is the
+			# same in every run, whatever ASLR does.
+			nf = split(line, f, " ")
+			loc = f[nf]
+			gsub(/^\(|\)$/, "", loc)
+			k = index(loc, "+0x")
+			dso = k ? substr(loc, 1, k - 1) : loc
+			off = k ? substr(loc, k + 3) : ""
+			u++
+			sym[u] = f[2]
+			so[u] = dso
+			key[u] = dso "+" (dwarf && u > 1 && off != "" ? inc(off) : off)
+		}
+		depth += u
+		if (u >= 2 && sym[u] ~ /^__libc_start_main/ ||
+		    u >= 3 && sym[u - 1] ~ /^__libc_start_main/ && so[u] == exe) {
+			reached++
+			c = ""
+			for (i = 2; i <= u; i++)
+				c = c " " key[i]
+			chains[c]++
+		}
+		for (i = 2; i < u; i++)
+			edges[key[i] " " key[i + 1]]++
+	}
+	END {
+		printf "" > (out ".edges")
+		printf "" > (out ".chains")
+		for (e in edges) print e, edges[e] > (out ".edges")
+		for (c in chains) print chains[c], c > (out ".chains")
+		print samples + 0, reached + 0, depth + 0
+	}'
+}
+
+# ehd_agree A B: agree(A, B) in per mille, of OUT.edges files A and B.
+ehd_agree() {
+	[ -s $1 ] && [ -s $2 ] || { echo -1; return; }
+	awk 'FNR == NR { b[$1 " " $2] = 1; from[$1] = 1; next }
+	$1 in from { all += $3; if (($1 " " $2) in b) ok += $3 }
+	END { print all ? int(ok * 1000 / all) : -1 }' $2 $1
+}
+
+# ehd_paths D F: per mille of D's complete samples (OUT.chains) whose
+# every step is one F made too (OUT.edges): the whole stack, start
+# reached, could be F's.  And D's count of complete samples.
+ehd_paths() {
+	[ -s $1 ] && [ -s $2 ] || { echo -1 0; return; }
+	awk 'FNR == NR { f[$1 " " $2] = 1; next }
+	{
+		all += $1
+		for (i = 2; i < NF; i++)
+			if (!(($i " " $(i + 1)) in f))
+				next
+		ok += $1
+	}
+	END { print all ? int(ok * 1000 / all) : -1, all + 0 }' $2 $1
+}
+
+# ehd_run NAME EXE ARGS...: the three sessions, the table, the goals.
+ehd_run() {
+	perf_ready || return
+	[ -x $2 ] || { diag "no $2 (scripts/build-rootfs)"; return 1; }
+	name=$1
+	exe=$2
+	shift 2
+	r=0
+	mkdir -p $EHD
+	diag "| program | mode | samples | reach the start | mean user depth | bytes/sample |"
+	maxs=$(cat /proc/sys/kernel/perf_event_max_stack)
+	# Whole stacks in every mode (bash's are hundreds of frames deep).
+	echo 1024 >/proc/sys/kernel/perf_event_max_stack
+	for cg in fp fp,defer dwarf; do
+		m=$(echo $cg | tr , _)
+		if ! $PERF record -q -B -N -o $EHD/$m.data -e cpu-clock -c 1000000 \
+			--call-graph $cg -- $exe "$@" >$EHD/$m.log 2>&1; then
+			diag "$name: perf record --call-graph $cg failed:"
+			sed 's/^/#   /' $EHD/$m.log | tail -5
+			r=1
+			continue
+		fi
+		d=0
+		[ $cg = dwarf ] && d=1
+		ehd_parse $EHD/$m.data $exe $d $EHD/$m >$EHD/$m.sum
+		read n reached depth <$EHD/$m.sum
+		[ $n -gt 0 ] || n=1
+		bytes=$(wc -c <$EHD/$m.data)
+		eval "reach_$m=$(( reached * 1000 / n )) bps_$m=$(( bytes / n ))"
+		diag "| $name | $cg | $n | $(( reached * 100 / n )).$(( reached * 1000 / n % 10 ))% |" \
+			"$(( depth / n )) | $(( bytes / n )) |"
+		expect_ge "$name $cg: samples" $n 200 || r=1
+		rm -f $EHD/$m.data
+	done
+	echo $maxs >/proc/sys/kernel/perf_event_max_stack
+	[ $r = 0 ] || return 1
+	af=$(ehd_agree $EHD/fp_defer.edges $EHD/dwarf.edges)
+	ad=$(ehd_agree $EHD/dwarf.edges $EHD/fp_defer.edges)
+	set -- $(ehd_paths $EHD/dwarf.chains $EHD/fp_defer.edges)
+	diag "$name: agree(fp,defer, dwarf) $af/1000, agree(dwarf, fp,defer) $ad/1000;" \
+		"$1/1000 of dwarf's $2 complete stacks are made of fp,defer's steps"
+	expect_ge "$name: fp,defer reaches the start (per mille) vs dwarf" $reach_fp_defer $reach_dwarf || r=1
+	expect_ge "$name: dwarf bytes/sample vs 10 x fp,defer's" $bps_dwarf $((bps_fp_defer * 10)) || r=1
+	expect_ge "$name: agree(fp,defer, dwarf) per mille" $af 950 || r=1
+	expect_ge "$name: agree(dwarf, fp,defer) per mille" $ad 950 || r=1
+	rm -rf $EHD
+	return $r
+}
+
+# bash: a recursive shell function 24 deep that loops at every level:
+# each shell call is about ten C frames of execute_command and friends,
+# so the stacks range from shallow to hundreds of frames.
+t_ehframe_debian_bash() {
+	ehd_run bash /usr/bin/bash -c 'f() { local j=0; while [ $j -lt 2000 ]; do j=$((j + 1)); done
+		[ $1 -gt 0 ] && f $(($1 - 1)); }; f 24; exit 0'
+}
+
+# perl: recursive Perl subs (Perl's calls do not recurse in C) and a
+# sort with a Perl comparator (its merge sort does, and re-enters the
+# runloop for every comparison).
+t_ehframe_debian_perl() {
+	ehd_run perl /usr/bin/perl -e 'sub fib { my $n = shift; $n < 2 ? $n : fib($n - 1) + fib($n - 2) }
+		fib(22); my @a = map { ($_ * 7919) % 100003 } 1 .. 60000; @a = sort { $a <=> $b } @a;'
+}
+
+# xz: LZMA2 compression of 1 MB of text, one thread.
+t_ehframe_debian_xz() {
+	mkdir -p $EHD
+	seq 1 150000 >/tmp/ehd-data
+	ehd_run xz /usr/bin/xz -6 -T1 -k -f /tmp/ehd-data
+	r=$?
+	rm -f /tmp/ehd-data /tmp/ehd-data.xz
+	return $r
+}
+
+T_EHDEBIAN="t_ehframe_debian_bash t_ehframe_debian_perl t_ehframe_debian_xz"

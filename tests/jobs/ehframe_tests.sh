@@ -1,0 +1,219 @@
+# SPDX-License-Identifier: GPL-2.0
+# .eh_frame: programs built like Debian's (trixie's gcc/g++ 14, -O2
+# -fomit-frame-pointer, no SFrame; scripts/build-ehframe-progs) unwound
+# with the .eh_frame the module finds through PT_GNU_EH_FRAME.  Every
+# program checks its trace itself: the recorded return addresses, then
+# libgcc's own walk down to _start (tests/user/ehframe/ehchain.h).
+# Sourced by tests.sh; each t_* is one test.  Modes are enum ut_mode:
+# 0 unwind_user(), 1 for_each_user_frame(), 2 unwind_user_faultable().
+
+EH=${UNWIND_RS_EHFRAME:-/ehframe}
+
+# eh_need: skip without the programs (the kselftest package has none).
+eh_need() {
+	[ -x $EH/ehchain-static ] || { diag "SKIP: no $EH (scripts/build-ehframe-progs)"; return 4; }
+}
+
+# ehs NAME: a counter, or -1 when the module has none by that name.
+ehs() {
+	cat $STATS/$1 2>/dev/null || { echo "# no counter $1" >&2; echo -1; }
+}
+
+# eh_chains PROG: chains of several depths, each mode; all exact.
+eh_chains() {
+	eh_need || return 4
+	r=0
+	f0=$(ehs ehframe_frames)
+	for d in 1 2 8 64 300; do
+		for m in 0 1 2; do
+			$EH/$1 chain $d $m || { diag "$1 chain $d mode $m failed"; r=1; }
+		done
+	done
+	f=$(( $(ehs ehframe_frames) - f0 ))
+	diag "frames unwound with .eh_frame: $f"
+	expect_ge ".eh_frame frames" $f 1000 || r=1
+	return $r
+}
+t_ehframe_chain_static() { eh_chains ehchain-static; }
+t_ehframe_chain_static_pie() { eh_chains ehchain-spie; }
+t_ehframe_chain_dynamic() { eh_chains ehchain-dyn; }
+
+# The chain in a linked library, then in dlopen'd ones: the second
+# dlopen maps other code (libehdl2.so) where the first library was.
+t_ehframe_shared_dlopen() {
+	eh_need || return 4
+	r=0
+	for d in 1 8 64; do
+		for m in 0 2; do
+			$EH/ehchain-dyn lib $d $m || r=1
+		done
+	done
+	$EH/ehchain-dyn dlopen 32 2 $EH/libehdl.so $EH/libehdl2.so $EH/libehdl.so || r=1
+	return $r
+}
+
+# C++: a recursive template, virtual calls, std::function, frames with
+# personality and LSDA; then the same after an exception went through.
+t_ehframe_cxx() {
+	eh_need || return 4
+	r=0
+	for d in 1 8 64; do
+		for m in 0 1 2; do
+			$EH/ehcxx chain $d $m || { diag "ehcxx chain $d mode $m failed"; r=1; }
+		done
+	done
+	$EH/ehcxx throw 9 2 || r=1
+	return $r
+}
+
+# Deferred requests (from the syscall, and from a real NMI in it): the
+# callback's trace, walked by the task work, is exact.
+t_ehframe_deferred() {
+	eh_need || return 4
+	r=0
+	for p in ehchain-static ehchain-dyn; do
+		for d in 1 8 60; do
+			for op in 1 2; do
+				$EH/$p deferred $d $op || { diag "$p deferred $d op $op"; r=1; }
+			done
+		done
+	done
+	for op in 1 2; do
+		$EH/ehcxx deferred 8 $op || { diag "ehcxx deferred op $op"; r=1; }
+	done
+	return $r
+}
+
+# Levels alternate .eh_frame code and frame-pointer code without CFI
+# (no FDE covers it: the frame-pointer step); mixed3 adds levels with
+# SFrame in the same file (per frame: SFrame, .eh_frame, frame pointers).
+t_ehframe_mixed_fp() {
+	eh_need || return 4
+	r=0
+	for p in ehchain-static ehchain-dyn; do
+		for d in 1 2 3 16 65; do
+			$EH/$p mixed $d 0 || r=1
+		done
+	done
+	return $r
+}
+t_ehframe_mixed_sframe() {
+	eh_need || return 4
+	r=0
+	s0=$(ehs sframe_frames)
+	e0=$(ehs ehframe_frames)
+	for d in 1 2 3 4 30 90; do
+		for m in 0 2; do
+			$EH/ehchain-mixed3 mixed3 $d $m || r=1
+		done
+	done
+	s=$(( $(ehs sframe_frames) - s0 ))
+	e=$(( $(ehs ehframe_frames) - e0 ))
+	diag "SFrame frames $s, .eh_frame frames $e"
+	expect_ge "SFrame frames" $s 40 || r=1
+	expect_ge ".eh_frame frames" $e 40 || r=1
+	return $r
+}
+
+# Requests at an assembly function's entry, body, a path whose row
+# comes from DW_CFA_restore_state, and after its epilogue's adjustment.
+t_ehframe_prologue_epilogue() {
+	eh_need || return 4
+	r=0
+	for p in ehchain-static ehchain-spie ehchain-dyn; do
+		for m in 0 2; do
+			$EH/$p edges $m || r=1
+		done
+	done
+	return $r
+}
+
+# Corrupt .eh_frame_hdr, .eh_frame and PT_GNU_EH_FRAME
+# (tests/user/ehframe/mkhostile.py): every walk ends cleanly and starts
+# at the leaf, each file is refused at most once (a refusal is cached),
+# and the copies whose header cannot be read at all are refused exactly
+# once.  The walk of the intact program stays exact.
+t_ehframe_hostile() {
+	eh_need || return 4
+	r=0
+	n=0
+	for f in $EH/hostile/*; do
+		name=$(basename $f)
+		j0=$(ehs ehframe_rejects)
+		for m in 0 2 0; do
+			timeout 20 $f chain 16 $m loose >/tmp/eh.out 2>&1
+			rc=$?
+			[ $rc = 0 ] || { r=1; diag "$name mode $m: exit $rc"; cat /tmp/eh.out; }
+		done
+		j=$(( $(ehs ehframe_rejects) - j0 ))
+		diag "$name: $(grep -o '^# [0-9]* frames' /tmp/eh.out | tr -d '#'), refused $j time(s)"
+		case $name in
+		hdr-version|hdr-table-enc-bad|hdr-count-huge|phdr-offset-past-eof)
+			expect_eq "$name refused once" $j 1 || r=1 ;;
+		*)	[ $j -le 1 ] || { diag "$name refused $j times (not cached)"; r=1; } ;;
+		esac
+		n=$((n + 1))
+	done
+	expect_ge "hostile files" $n 26 || r=1
+	$EH/ehchain-static chain 16 0 || r=1
+	return $r
+}
+
+# The counters: a walk of a dynamic program caches its files' sections
+# (program, libehlink.so, libc), and its frames count as .eh_frame's.
+t_ehframe_counted() {
+	eh_need || return 4
+	r=0
+	f0=$(ehs ehframe_frames)
+	$EH/ehchain-dyn lib 64 2 || r=1
+	f=$(( $(ehs ehframe_frames) - f0 ))
+	diag "ehframe_frames +$f, ehframe_sections $(ehs ehframe_sections)," \
+		"ehframe_rejects $(ehs ehframe_rejects)"
+	expect_ge "ehframe_frames" $f 64 || r=1
+	expect_ge "ehframe_sections" $(ehs ehframe_sections) 3 || r=1
+	return $r
+}
+
+# Debian's perf, --call-graph fp,defer, on the static program's spin
+# (eh_leaf, 16 x chain, run, main): the module's walk gives complete
+# stacks, perf's own frame-pointer walk (fp) cannot.
+t_ehframe_perf_defer() {
+	eh_need || return 4
+	perf_ready || return
+	r=0
+	for cg in fp,defer fp; do
+		perf_rec $PD/eh.data $cg $EH/ehchain-static spin 16 30000000 || return 1
+		set -- $($PERF script -i $PD/eh.data --no-inline -F comm,ip,sym 2>/dev/null | awk '
+		BEGIN { RS = ""; FS = "\n" }
+		$1 ~ /^ehchain-static/ {
+			samples++
+			leaf = ch = run = main = 0
+			for (i = 2; i <= NF; i++) {
+				split($i, f, " ")
+				if (f[2] == "eh_leaf") leaf = 1
+				else if (f[2] == "chain") ch++
+				else if (f[2] == "run") run = 1
+				else if (f[2] == "main") main = 1
+			}
+			if (!leaf)
+				next
+			leafy++
+			if (ch == 16 && run && main)
+				complete++
+		}
+		END { print samples + 0, leafy + 0, complete + 0 }')
+		diag "--call-graph $cg: $1 samples, $3 of $2 in the leaf complete"
+		expect_ge "$cg: samples in the leaf" $2 20 || r=1
+		case $cg in
+		fp,defer) expect_ge "fp,defer: complete stacks (99%)" $3 $(( $2 * 99 / 100 )) || r=1 ;;
+		fp) expect_ge "fp: incomplete stacks (90%)" $(( $2 - $3 )) $(( $2 * 9 / 10 )) || r=1 ;;
+		esac
+	done
+	rm -f $PD/eh.data*
+	return $r
+}
+
+T_EHFRAME="t_ehframe_chain_static t_ehframe_chain_static_pie t_ehframe_chain_dynamic \
+	t_ehframe_shared_dlopen t_ehframe_cxx t_ehframe_deferred t_ehframe_mixed_fp \
+	t_ehframe_mixed_sframe t_ehframe_prologue_epilogue t_ehframe_hostile t_ehframe_counted \
+	t_ehframe_perf_defer"

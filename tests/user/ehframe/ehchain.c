@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ehframe_* tests' C program, built with -O2 -fomit-frame-pointer
+ * -fasynchronous-unwind-tables and no --gsframe by Debian trixie's gcc:
+ * static, static-pie, dynamic (EH_DYN: with libehlink.so, and dlopen) and
+ * mixed3 (EH_SF: one level's object has SFrame).  See ehchain.h.
+ *
+ *   ehchain chain DEPTH MODE [loose|control]
+ *	a chain of DEPTH levels; the trace unwind_test.ko returns
+ *	(UT_IOC_UNWIND, ut_mode MODE) must equal the recorded return
+ *	addresses and, past them, libgcc's walk down to _start.
+ *   ehchain mixed DEPTH MODE	levels alternate .eh_frame code and
+ *	frame-pointer code without CFI (recorded addresses only)
+ *   ehchain mixed3 DEPTH MODE	(EH_SF) .eh_frame, SFrame, frame pointers
+ *   ehchain lib DEPTH MODE	the chain is in libehlink.so (EH_DYN)
+ *   ehchain dlopen DEPTH MODE LIB...	the chain in each LIB, dlopen'd
+ *	in turn (each dlclose'd before the next)
+ *   ehchain deferred DEPTH OP	the leaf asks for a deferred unwind
+ *	(UT_OP_REQUEST or UT_OP_REQUEST_NMI); the callback's trace is checked
+ *   ehchain spin DEPTH LOOPS	CPU-bound, known stack, for perf record
+ *   ehchain edges MODE	requests in a function's prologue, body,
+ *	restore_state path and epilogue
+ */
+#include <stdint.h>
+#ifdef EH_DYN
+#include <dlfcn.h>
+#endif
+
+#include "ehchain.h"
+
+__attribute__((noinline)) void eh_mixed(int depth, struct eh_chain *c)
+{
+	eh_descend(depth, c);
+}
+
+static __attribute__((noinline, noclone)) void chain(int depth, struct eh_chain *c)
+{
+	if (depth == 0)
+		eh_leaf(c);
+	else
+		chain(depth - 1, c);
+	c->ra[depth + 1] = (unsigned long)__builtin_return_address(0);
+	asm volatile("" ::: "memory");	/* no tail call */
+}
+
+enum { RUN_CHAIN, RUN_MIXED, RUN_LIB };
+static int kind;
+static void *lib_chain;
+
+static __attribute__((noinline, noclone)) void run(struct eh_chain *c, int depth)
+{
+	switch (kind) {
+	case RUN_CHAIN:
+		chain(depth - 1, c);
+		break;
+	case RUN_MIXED:
+		c->level[(depth - 1) % c->kinds](depth - 1, c);
+		break;
+	case RUN_LIB:
+		((void (*)(int, struct eh_chain *, eh_leaf_fn))lib_chain)(depth - 1, c, eh_leaf);
+		break;
+	}
+	c->ra[depth + 1] = (unsigned long)__builtin_return_address(0);
+	asm volatile("" ::: "memory");
+}
+
+static int run_one(int depth, int mode, const char *how, int kinds)
+{
+	static struct eh_chain c;
+
+	if (depth < 1 || depth > EH_MAX_DEPTH) {
+		ut_diag("bad depth");
+		return UT_FAIL;
+	}
+	eh_setup(&c, mode);
+	c.kinds = kinds;
+	c.level[0] = eh_mixed;
+	c.level[1] = ehfp_level;
+#ifdef EH_SF
+	if (kinds == 3) {
+		c.level[1] = ehsf_level;
+		c.level[2] = ehfp_level;
+	}
+#endif
+	/* libgcc cannot walk code without CFI, nor should it read a
+	 * hostile copy's .eh_frame: recorded addresses only. */
+	c.no_oracle = kind == RUN_MIXED || !strcmp(how, "loose");
+	run(&c, depth);
+	close(c.fd);
+	ut_diag("depth %d mode %d:", depth, mode);
+	return eh_check(&c, eh_frames, depth + 2, how);
+}
+
+static void deferred_start(struct eh_chain *c, int depth)
+{
+	run(c, depth);
+}
+
+int main(int argc, char **argv)
+{
+	const char *how = argc > 4 ? argv[4] : "exact";
+	int depth, mode;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "edges"))
+		return eh_edges(atoi(argv[2]));
+	if (argc < 4) {
+		ut_diag("usage: ehchain chain|mixed|mixed3|lib|dlopen|deferred|spin DEPTH MODE ... | edges MODE");
+		return UT_FAIL;
+	}
+	depth = atoi(argv[2]);
+	mode = atoi(argv[3]);
+	if (!strcmp(argv[1], "chain"))
+		return run_one(depth, mode, how, 1);
+	if (!strcmp(argv[1], "spin")) {
+		static struct eh_chain c;
+
+		c.spin = atol(argv[3]);
+		run(&c, depth);
+		return UT_PASS;
+	}
+	if (!strcmp(argv[1], "deferred")) {
+		static struct eh_chain c;
+
+		return eh_deferred(&c, deferred_start, depth, mode, depth + 2);
+	}
+	if (!strcmp(argv[1], "mixed")) {
+		kind = RUN_MIXED;
+		return run_one(depth, mode, how, 2);
+	}
+#ifdef EH_SF
+	if (!strcmp(argv[1], "mixed3")) {
+		kind = RUN_MIXED;
+		return run_one(depth, mode, how, 3);
+	}
+#endif
+#ifdef EH_DYN
+	if (!strcmp(argv[1], "lib")) {
+		kind = RUN_LIB;
+		lib_chain = (void *)ehlib_chain;
+		return run_one(depth, mode, how, 1);
+	}
+	if (!strcmp(argv[1], "dlopen") && argc >= 5) {
+		int r = UT_PASS, i;
+
+		kind = RUN_LIB;
+		for (i = 4; i < argc; i++) {
+			void *h = dlopen(argv[i], RTLD_NOW | RTLD_LOCAL);
+
+			lib_chain = h ? dlsym(h, "ehlib_chain") : NULL;
+			if (!lib_chain) {
+				ut_diag("dlopen %s: %s", argv[i], dlerror());
+				return UT_FAIL;
+			}
+			ut_diag("%s: ehlib_chain at %p", argv[i], lib_chain);
+			if (run_one(depth, mode, "exact", 1))
+				r = UT_FAIL;
+			dlclose(h);
+		}
+		return r;
+	}
+#endif
+	ut_diag("unknown command %s", argv[1]);
+	return UT_FAIL;
+}

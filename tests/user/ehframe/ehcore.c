@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The leaf, the oracle and the checks of the ehframe_* programs (C and
+ * C++): see ehchain.h.
+ */
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <unwind.h>
+
+#include "ehchain.h"
+
+unsigned long long eh_frames[EH_MAX_FRAMES];
+
+extern char _start[];
+extern char eh_leaf_ip[];
+
+static _Unwind_Reason_Code oracle_step(struct _Unwind_Context *ctx, void *arg)
+{
+	struct eh_chain *c = arg;
+	unsigned long ip = _Unwind_GetIP(ctx);
+
+	/* After _start (RA undefined) libgcc reports one more context, IP 0. */
+	if (ip && c->oracle_nr < EH_MAX_FRAMES)
+		c->oracle[c->oracle_nr++] = ip;
+	return _URC_NO_REASON;
+}
+
+static volatile unsigned long spin_sink;
+
+__attribute__((noinline, noclone)) void eh_leaf(struct eh_chain *c)
+{
+	long ret, i;
+
+	if (c->spin > 0) {
+		for (i = 0; i < c->spin; i++)
+			spin_sink += i;
+		c->ra[0] = (unsigned long)__builtin_return_address(0);
+		return;
+	}
+	c->oracle_nr = 0;
+#ifndef EH_NO_ORACLE
+	if (!c->no_oracle)
+		_Unwind_Backtrace(oracle_step, c);
+#endif
+	asm volatile("syscall\n"
+		     ".globl eh_leaf_ip\n"
+		     "eh_leaf_ip:"
+		     : "=a"(ret)
+		     : "a"(16L /* SYS_ioctl */), "D"((long)c->fd),
+		       "S"((long)c->cmd), "d"(c->arg)
+		     : "rcx", "r11", "memory");
+	c->ret = ret;
+	c->leaf_ip = (unsigned long)eh_leaf_ip;
+	c->ra[0] = (unsigned long)__builtin_return_address(0);
+}
+
+void eh_setup(struct eh_chain *c, int mode)
+{
+	memset(c, 0, sizeof(*c));
+	memset(eh_frames, 0, sizeof(eh_frames));
+	c->fd = ut_open();
+	c->req.max = EH_MAX_FRAMES;
+	c->req.mode = mode;
+	c->req.entries = (uintptr_t)eh_frames;
+	c->cmd = UT_IOC_UNWIND;
+	c->arg = &c->req;
+}
+
+static unsigned long want_at(struct eh_chain *c, unsigned int i, unsigned int nra)
+{
+	if (i == 0)
+		return c->leaf_ip;
+	if (i <= nra)
+		return c->ra[i - 1];
+	return i < c->oracle_nr ? c->oracle[i] : 0;
+}
+
+int eh_check(struct eh_chain *c, const unsigned long long *got, unsigned int nra,
+	     const char *how)
+{
+	unsigned int want = c->no_oracle ? nra + 1 : c->oracle_nr, i, bad = want;
+	unsigned long last = c->oracle_nr ? c->oracle[c->oracle_nr - 1] : 0;
+
+	ut_check(c->ret == 0, "ioctl: %ld", c->ret);
+	ut_check(c->req.ret == 0, "API returned %d", c->req.ret);
+	if (!c->no_oracle) {
+		/* The oracle itself: it agrees with the recorded return
+		 * addresses and ends in _start. */
+		ut_check(c->oracle_nr > nra + 1, "oracle: %u frames", c->oracle_nr);
+		for (i = 1; i <= nra && i < c->oracle_nr; i++)
+			ut_check(c->oracle[i] == c->ra[i - 1], "oracle frame %u", i);
+		ut_check(last > (unsigned long)_start && last < (unsigned long)_start + 64,
+			 "oracle ends at %#lx, not in _start (%p)", last, (void *)_start);
+	}
+	for (i = 0; i < want && i < c->req.nr; i++) {
+		if (got[i] != want_at(c, i, nra)) {
+			bad = i;
+			break;
+		}
+	}
+	if (c->req.nr < want && bad == want)
+		bad = c->req.nr;
+	/* Past the oracle's _start: the walk must have ended there. */
+	if (!c->no_oracle && bad == want && c->req.nr > want)
+		bad = want;
+	ut_diag("%u frames, first mismatch at %u of %u (%u recorded return addresses)",
+		c->req.nr, bad, want, nra);
+	if (!strcmp(how, "control")) {
+		ut_check(bad < want, "exact in the control?");
+		return ut_result();
+	}
+	if (!strcmp(how, "loose")) {
+		ut_check(c->req.nr >= 1 && got[0] == c->leaf_ip, "frame 0 is not the leaf");
+		return ut_result();
+	}
+	if (bad < want || c->req.nr != want) {
+		for (i = bad > 2 ? bad - 2 : 0; i < bad + 3 && i < (want > c->req.nr ? want : c->req.nr); i++)
+			ut_diag("frame %u: got %#llx want %#lx", i,
+				i < c->req.nr ? got[i] : 0ull, i < want ? want_at(c, i, nra) : 0ul);
+		ut_failed = 1;
+	}
+	return ut_result();
+}
+
+/* The callback's trace of a deferred request made by the leaf. */
+int eh_deferred(struct eh_chain *c, void (*start)(struct eh_chain *, int), int depth,
+		int op, unsigned int nra)
+{
+	static struct ut_deferred d;
+	static struct ut_result res;
+	int fd;
+
+	eh_setup(c, 0);
+	fd = c->fd;
+	memset(&d, 0, sizeof(d));
+	d.op = UT_OP_RESET;
+	ut_check(!ioctl(fd, UT_IOC_DEFERRED, &d), "reset");
+	memset(&d, 0, sizeof(d));
+	d.op = op;
+	d.works = 1;
+	d.count = 1;
+	c->cmd = UT_IOC_DEFERRED;
+	c->arg = &d;
+	start(c, depth);
+	ut_check(d.ret == 0, "request returned %d", d.ret);
+	memset(&d, 0, sizeof(d));
+	d.op = UT_OP_RESULT;
+	d.ptr = (uintptr_t)&res;
+	ut_check(!ioctl(fd, UT_IOC_DEFERRED, &d), "result");
+	close(fd);
+	ut_check(res.callbacks == 1, "%llu callbacks", (unsigned long long)res.callbacks);
+	ut_check(res.matches_direct, "differs from unwind_user() in the same entry");
+	ut_diag("op %d: cookie %#llx", op, (unsigned long long)res.cookie);
+	/* The callback keeps UT_TRACE_MAX frames: compare that much. */
+	if (c->oracle_nr > UT_TRACE_MAX)
+		c->oracle_nr = UT_TRACE_MAX;
+	if (nra + 1 > UT_TRACE_MAX)
+		nra = UT_TRACE_MAX - 1;
+	c->req.nr = res.nr;
+	c->req.ret = 0;
+	c->ret = 0;
+	/* A truncated oracle does not end in _start: check the prefix only. */
+	if (c->oracle_nr == UT_TRACE_MAX) {
+		unsigned int i;
+
+		for (i = 0; i < UT_TRACE_MAX; i++)
+			if (res.entries[i] != want_at(c, i, nra))
+				break;
+		ut_diag("%u frames, first mismatch at %u of %u", res.nr, i, UT_TRACE_MAX);
+		ut_check(i == UT_TRACE_MAX && res.nr == UT_TRACE_MAX, "deferred trace differs");
+		return ut_result();
+	}
+	return eh_check(c, (const unsigned long long *)res.entries, nra, "exact");
+}
+
+/*
+ * eh_edge_fn(reqs, fd, ra): four UT_IOC_UNWIND requests (reqs[0..3], 32
+ * bytes each): at the entry (CFA = rsp + 8), in the body (rsp + 48), on a
+ * path whose row comes from DW_CFA_restore_state (rsp + 48) and after the
+ * epilogue's stack adjustment (rsp + 8); ra[0] gets its own return
+ * address.  Frame pointers cannot walk any of them (RBP is the caller's);
+ * the topmost frame's exact-IP row can.  syscall keeps r8-r10.
+ */
+#define EH_IOC_UNWIND 0xc0207501u
+_Static_assert(UT_IOC_UNWIND == EH_IOC_UNWIND, "asm below");
+_Static_assert(sizeof(struct ut_unwind) == 32, "asm below");
+void eh_edge_fn(struct ut_unwind *reqs, int fd, unsigned long *ra);
+extern char eh_edge_ip0[], eh_edge_ip1[], eh_edge_ip2[], eh_edge_ip3[];
+#define REQ(n) \
+	"	mov %r9d, %edi\n" \
+	"	mov $0xc0207501, %esi\n" \
+	"	lea " #n "*32(%r8), %rdx\n" \
+	"	mov $16, %eax\n" \
+	"	syscall\n" \
+	".globl eh_edge_ip" #n "\n" \
+	"eh_edge_ip" #n ":\n"
+asm(".text\n"
+    ".globl eh_edge_fn\n"
+    ".type eh_edge_fn, @function\n"
+    "eh_edge_fn:\n"
+    ".cfi_startproc\n"
+    "	mov %rdi, %r8\n"
+    "	mov %esi, %r9d\n"
+    "	mov %rdx, %r10\n"
+    "	mov (%rsp), %rax\n"
+    "	mov %rax, (%r10)\n"
+    REQ(0)
+    "	sub $40, %rsp\n"
+    ".cfi_adjust_cfa_offset 40\n"
+    REQ(1)
+    "	jmp 2f\n"
+    ".cfi_remember_state\n"
+    "1:	add $40, %rsp\n"
+    ".cfi_adjust_cfa_offset -40\n"
+    REQ(3)
+    "	ret\n"
+    ".cfi_restore_state\n"
+    "2:\n"
+    REQ(2)
+    "	jmp 1b\n"
+    ".cfi_endproc\n"
+    ".size eh_edge_fn, .-eh_edge_fn\n");
+
+static unsigned long edge_ra[2];
+
+static __attribute__((noinline, noclone)) void edges_caller(struct ut_unwind *reqs, int fd,
+							     struct eh_chain *c)
+{
+	c->oracle_nr = 0;
+	_Unwind_Backtrace(oracle_step, c);
+	eh_edge_fn(reqs, fd, edge_ra);
+	edge_ra[1] = (unsigned long)__builtin_return_address(0);
+	asm volatile("" ::: "memory");
+}
+
+int eh_edges(int mode)
+{
+	static uint64_t f[4][EH_MAX_FRAMES / 4];
+	static struct eh_chain c;
+	struct ut_unwind reqs[4];
+	char *ips[4] = { eh_edge_ip0, eh_edge_ip1, eh_edge_ip2, eh_edge_ip3 };
+	int fd = ut_open(), i;
+	unsigned int j;
+
+	memset(reqs, 0, sizeof(reqs));
+	for (i = 0; i < 4; i++) {
+		reqs[i].max = EH_MAX_FRAMES / 4;
+		reqs[i].mode = mode;
+		reqs[i].entries = (uintptr_t)f[i];
+	}
+	edges_caller(reqs, fd, &c);
+	/* Request i: its IP, eh_edge_fn's RA, then edges_caller's frame on:
+	 * the oracle from edges_caller, [1] onwards. */
+	for (i = 0; i < 4; i++) {
+		ut_diag("request %d: ret %d, %u frames (oracle %u): %#llx %#llx %#llx", i,
+			reqs[i].ret, reqs[i].nr, c.oracle_nr, (unsigned long long)f[i][0],
+			(unsigned long long)f[i][1], (unsigned long long)f[i][2]);
+		ut_check(reqs[i].ret == 0 && reqs[i].nr >= 3, "request %d failed", i);
+		ut_check(f[i][0] == (unsigned long)ips[i], "request %d: IP", i);
+		ut_check(f[i][1] == edge_ra[0], "request %d: eh_edge_fn's return address", i);
+		ut_check(f[i][2] == edge_ra[1], "request %d: its caller's", i);
+		ut_check(reqs[i].nr == c.oracle_nr + 1, "request %d: %u frames, want %u", i,
+			 reqs[i].nr, c.oracle_nr + 1);
+		for (j = 1; j < c.oracle_nr && j + 1 < reqs[i].nr; j++)
+			if (f[i][j + 1] != c.oracle[j]) {
+				ut_diag("request %d: frame %u: got %#llx want %#lx", i, j + 1,
+					(unsigned long long)f[i][j + 1], c.oracle[j]);
+				ut_failed = 1;
+				break;
+			}
+	}
+	close(fd);
+	return ut_result();
+}
