@@ -113,7 +113,8 @@ int eh_check(struct eh_chain *c, const unsigned long long *got, unsigned int nra
 		ut_check(c->req.nr >= 1 && got[0] == c->leaf_ip, "frame 0 is not the leaf");
 		return ut_result();
 	}
-	if (bad < want || c->req.nr != want) {
+	/* Without the oracle the walk goes on past the recorded part. */
+	if (bad < want || (c->no_oracle ? c->req.nr < want : c->req.nr != want)) {
 		for (i = bad > 2 ? bad - 2 : 0; i < bad + 3 && i < (want > c->req.nr ? want : c->req.nr); i++)
 			ut_diag("frame %u: got %#llx want %#lx", i,
 				i < c->req.nr ? got[i] : 0ull, i < want ? want_at(c, i, nra) : 0ul);
