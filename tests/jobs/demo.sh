@@ -78,9 +78,11 @@ if [ -x /usr/bin/perf ] && [ -x /usr/bin/perl ]; then
 			-- /usr/bin/perl -e "$PL" >/dev/null 2>&1
 		n=$(perf script -i /tmp/eh.data -F comm 2>/dev/null | grep -c perl)
 		echo "# $n samples, $(( $(wc -c </tmp/eh.data) / (n ? n : 1) )) bytes of perf.data per sample" | out
-		echo '$ perf script    # the first sample in the sort:' | out
+		echo '$ perf script    # the sample with the most user frames (most of perl is [unknown]: stripped):' | out
 		perf script -i /tmp/eh.data --no-inline -F comm,tid,ip,sym,dso 2>/dev/null |
-			awk 'BEGIN { RS = ""; ORS = "\n\n" } /Perl_pp_sort/ { print; exit }' | out
+			awk 'BEGIN { RS = ""; ORS = "\n\n"; FS = "\n" }
+			{ u = 0; for (i = 2; i <= NF; i++) if ($i !~ /^[ \t]*ffff/) u++ }
+			u > best { best = u; s = $0 } END { print s }' | out
 		rm -f /tmp/eh.data
 	done
 fi

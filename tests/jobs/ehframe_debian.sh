@@ -78,6 +78,9 @@ ehd_parse() {
 			for (i = 2; i <= u; i++)
 				c = c " " key[i]
 			chains[c]++
+		} else {
+			# Where the stacks that miss the start end.
+			miss[u ? sym[u] " " so[u] : "(no user frame)"]++
 		}
 		for (i = 2; i < u; i++)
 			edges[key[i] " " key[i + 1]]++
@@ -85,6 +88,8 @@ ehd_parse() {
 	END {
 		printf "" > (out ".edges")
 		printf "" > (out ".chains")
+		printf "" > (out ".miss")
+		for (m in miss) print miss[m], m > (out ".miss")
 		for (e in edges) print e, edges[e] > (out ".edges")
 		for (c in chains) print chains[c], c > (out ".chains")
 		print samples + 0, reached + 0, depth + 0
@@ -147,6 +152,8 @@ ehd_run() {
 		diag "| $name | $cg | $n | $(( reached * 100 / n )).$(( reached * 1000 / n % 10 ))% |" \
 			"$(( depth / n )) | $(( bytes / n )) |"
 		expect_ge "$name $cg: samples" $n 200 || r=1
+		[ $cg = fp ] || sort -rn $EHD/$m.miss | head -3 |
+			while read k w; do diag "  $cg: $k stacks end in $w"; done
 		rm -f $EHD/$m.data
 	done
 	echo $maxs >/proc/sys/kernel/perf_event_max_stack
@@ -168,7 +175,7 @@ ehd_run() {
 # each shell call is about ten C frames of execute_command and friends,
 # so the stacks range from shallow to hundreds of frames.
 t_ehframe_debian_bash() {
-	ehd_run bash /usr/bin/bash -c 'f() { local j=0; while [ $j -lt 2000 ]; do j=$((j + 1)); done
+	ehd_run bash /usr/bin/bash -c 'f() { local j=0; while [ $j -lt 1000 ]; do j=$((j + 1)); done
 		[ $1 -gt 0 ] && f $(($1 - 1)); }; f 24; exit 0'
 }
 
