@@ -53,6 +53,21 @@ def main():
         print(f"\n{name}: first lookup of a file never walked (depth 64): {first - second:.0f} ns "
               f"(the walk's syscall {first:.0f} ns the first time, {second:.0f} ns the next; "
               f"ELF headers, {what} and cached)")
+    if "ehlibccold64_first_ns" in vals:
+        first, second = med("ehlibccold64_first_ns"), med("ehlibccold64_second_ns")
+        print(f"\n.eh_frame: first walk through a libc never walked (and a small PIE), "
+              f"depth 64: {first - second:.0f} ns (read and compiled)")
+    if "xz_fpdefer_ns" in vals:
+        print("\n| Debian's xz -6 under perf, cpu-clock 2 kHz | run time median | samples | "
+              "perf.data bytes/sample | extra ns per sample |")
+        print("| --- | --- | --- | --- | --- |")
+        base = med("xz_none_ns")
+        print(f"| not sampled | {base:.4g} | | | |")
+        for k, name in (("fpdefer", "fp,defer"), ("dwarf", "dwarf")):
+            n = med(f"xz_{k}_samples")
+            t = med(f"xz_{k}_ns")
+            per = (t - base) / n if n else float("nan")
+            print(f"| {name} | {t:.4g} | {n:.0f} | {med(f'xz_{k}_bytes') / n if n else float('nan'):.0f} | {per:.0f} |")
     print(f"\nwalks for 4 x 16 requests in one entry: {med('cache_walks'):.0f} (perf: 64 walks)")
     base = med("workload_none_s")
     print("\n| workload (depth 64, cpu-clock 10 kHz) | run time median [min, max] | vs no sampling |")

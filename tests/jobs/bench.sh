@@ -42,6 +42,37 @@ while [ $r -le $ROUNDS ]; do
 		cp $EHB /tmp/ehb$r
 		/tmp/ehb$r walkcold 64 | sed 's/^BENCH walk/BENCH ehwalk/' || echo "BENCH-FAILED ehcold"
 		rm -f /tmp/ehb$r
+		# The first walk through copies of libc (trixie's, 150 KiB of
+		# .eh_frame) and a small PIE: both read and compiled.
+		d=/tmp/lc$r
+		mkdir -p $d
+		cp /sframe/v2/ld-linux-x86-64.so.2 /sframe/v2/libc.so.6 $EHB-dyn $d/
+		$d/ld-linux-x86-64.so.2 --library-path $d $d/bench-ehframe-dyn walkcold 64 |
+			sed 's/^BENCH walk/BENCH ehlibc/' || echo "BENCH-FAILED ehlibc"
+		rm -rf $d
+	fi
+	# Debian's xz under Debian's perf: the whole cost of a sample with
+	# fp,defer (the module's .eh_frame walk) against dwarf (8 KiB of
+	# stack copied into every sample), per sample, from xz's run time.
+	if [ -x /usr/bin/xz ] && [ -x /usr/bin/perf ]; then
+		cat /usr/bin/perf /usr/bin/perl | head -c 3000000 >/tmp/xzin
+		for m in none fp,defer dwarf; do
+			t0=$(date +%s%N)
+			if [ $m = none ]; then
+				xz -6 -T1 -c /tmp/xzin >/dev/null
+				n=0
+			else
+				n=$(perf record -e cpu-clock -F 2000 --call-graph $m -o /tmp/xz.data \
+					-- xz -6 -T1 -c /tmp/xzin 2>&1 >/dev/null |
+					sed -n 's/.*(\([0-9]*\) samples).*/\1/p')
+			fi
+			t1=$(date +%s%N)
+			k=$(echo $m | tr -d ,)
+			echo "BENCH xz_${k}_ns $((t1 - t0))"
+			echo "BENCH xz_${k}_samples ${n:-0}"
+			[ $m = none ] || echo "BENCH xz_${k}_bytes $(stat -c %s /tmp/xz.data)"
+		done
+		rm -f /tmp/xzin /tmp/xz.data
 	fi
 	$B cache 4 16 64 || echo "BENCH-FAILED cache"
 	for m in none perf deferred; do
