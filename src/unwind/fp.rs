@@ -146,12 +146,12 @@ impl UnwindUserState {
         if self.current_type == TYPE_COMPAT_FP {
             return self.step_fp();
         }
-        let pc = if topmost {
-            self.ip
+        let found = if topmost {
+            memo.topmost_row(self.ip, || after_syscall(self.ip))
         } else {
-            self.ip.wrapping_sub(1)
+            memo.row(self.ip.wrapping_sub(1))
         };
-        if let Some((row, kind)) = memo.row(pc) {
+        if let Some((row, kind)) = found {
             let now = Regs {
                 pc: self.ip as u64,
                 sp: self.sp as u64,
@@ -232,6 +232,18 @@ fn read_frame(fp: usize, compat: bool) -> Result<[usize; 2]> {
     } else {
         read_user::<[usize; 2]>(fp)
     }
+}
+
+/// Whether the two bytes before user address `ip` are `syscall` (0f 05):
+/// the topmost frame of a system call.  Read without faulting first, as
+/// `read_frame()`; an unreadable address says no.
+fn after_syscall(ip: usize) -> bool {
+    let Some(at) = ip.checked_sub(8) else {
+        return false;
+    };
+    // The aligned-down word that holds both bytes, or the one before.
+    let word = read_word(at as u64);
+    word.is_some_and(|w| (w >> 48) as u16 == 0x050f)
 }
 
 /// Reads the 8-byte word at user address `addr` for a table rule:

@@ -171,6 +171,10 @@ pub(crate) struct Entry {
     pub(crate) id: FileId,
     /// `None`: no usable table in this file (a negative entry).
     pub(crate) table: Option<Compiled>,
+    /// The file's `.eh_frame` table when `table` is its SFrame: for the
+    /// PCs SFrame does not describe (per frame: SFrame, `.eh_frame`,
+    /// frame pointers).
+    pub(crate) fallback: Option<Compiled>,
     /// The cache's clock at the last lookup that found it (LRU).
     last_used: AtomicU64,
     /// Set when the cache lets go of it: a memo that finds it set drops
@@ -179,10 +183,11 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    pub(crate) fn new(id: FileId, table: Option<Compiled>) -> Self {
+    pub(crate) fn new(id: FileId, table: Option<Compiled>, fallback: Option<Compiled>) -> Self {
         Self {
             id,
             table,
+            fallback,
             last_used: AtomicU64::new(0),
             evicted: AtomicBool::new(false),
         }
@@ -190,7 +195,9 @@ impl Entry {
 
     /// The bytes this entry counts against the cap.
     fn cost(&self) -> usize {
-        ENTRY_OVERHEAD + self.table.as_ref().map_or(0, |t| t.bytes())
+        ENTRY_OVERHEAD
+            + self.table.as_ref().map_or(0, |t| t.bytes())
+            + self.fallback.as_ref().map_or(0, |t| t.bytes())
     }
 
     /// Whether the cache no longer holds it.

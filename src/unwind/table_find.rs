@@ -40,7 +40,7 @@ use kernel::sync::Arc;
 use super::elf::PAGE_SIZE;
 use super::regs::UserRegs;
 use super::table::Row;
-use super::table_cache::{self as cache, Entry, Kind};
+use super::table_cache::{self as cache, Compiled, Entry, Kind};
 use super::table_read::{entry_of, FileRef};
 use crate::glue::shim::{self, MmKey, VmaInfo};
 use crate::glue::stats::{self, Stat};
@@ -62,12 +62,15 @@ const ROWS_LEN: usize = 32;
 struct RowSlot {
     pc: usize,
     map: u8,
+    /// 0: the entry's table, 1: its fallback.
+    which: u8,
     index: u16,
 }
 
 const NO_ROW_SLOT: RowSlot = RowSlot {
     pc: 0,
     map: 0,
+    which: 0,
     index: 0,
 };
 
@@ -117,17 +120,45 @@ impl Mapping {
         Some(m)
     }
 
-    /// The index of the row for `pc` in this mapping's table, if any.
+    /// The table (0) or fallback (1) of this mapping's entry.
     #[inline]
-    fn row_index(&self, pc: usize) -> Option<u16> {
-        let t = self.entry.as_ref()?.table.as_ref()?;
-        t.table().lookup_index((pc as u64).wrapping_sub(self.bias))
+    fn compiled(&self, which: u8) -> Option<&Compiled> {
+        let e = self.entry.as_ref()?;
+        if which == 0 {
+            e.table.as_ref()
+        } else {
+            e.fallback.as_ref()
+        }
     }
 
-    /// Row `index` of this mapping's table and its format.
+    /// Where the row for `pc` is: which table and the row's index.
     #[inline]
-    fn row(&self, index: u16) -> Option<(Row, Kind)> {
-        let t = self.entry.as_ref()?.table.as_ref()?;
+    fn row_index(&self, pc: usize) -> Option<(u8, u16)> {
+        self.row_entry(pc).and_then(|(w, i, _)| Some((w, i?)))
+    }
+
+    /// [`Table::lookup_entry`] in the entry's table, then, where that has
+    /// no row, in its fallback: which table, the row's index and whether
+    /// the rules change at `pc`.
+    ///
+    /// [`Table::lookup_entry`]: super::table::Table::lookup_entry
+    #[inline]
+    fn row_entry(&self, pc: usize) -> Option<(u8, Option<u16>, bool)> {
+        let link = (pc as u64).wrapping_sub(self.bias);
+        let first = self.compiled(0)?.table().lookup_entry(link);
+        if let Some((Some(i), starts)) = first {
+            return Some((0, Some(i), starts));
+        }
+        match self.compiled(1).and_then(|c| c.table().lookup_entry(link)) {
+            Some((i, starts)) => Some((1, i, starts)),
+            None => first.map(|(i, starts)| (0, i, starts)),
+        }
+    }
+
+    /// Row `index` of this mapping's table `which` and its format.
+    #[inline]
+    fn row(&self, which: u8, index: u16) -> Option<(Row, Kind)> {
+        let t = self.compiled(which)?;
         Some((t.table().row(index)?, t.kind))
     }
 
@@ -288,20 +319,47 @@ impl<'a> Memo<'a> {
             // (`forget_slot()`); an evicted entry goes first.
             if let Some(m) = self.set.maps[r.map as usize].as_ref() {
                 if !m.stale() {
-                    return m.row(r.index);
+                    return m.row(r.which, r.index);
                 }
             }
         }
         let m = self.mapping(pc)?;
-        let index = m.row_index(pc)?;
-        let found = m.row(index);
+        let (which, index) = m.row_index(pc)?;
+        let found = m.row(which, index);
         let map = self.set.last % MEMO_LEN;
         self.set.rows[h] = RowSlot {
             pc,
             map: map as u8,
+            which,
             index,
         };
         found
+    }
+
+    /// The row of the topmost frame, at `ip`: that of `ip` itself (a
+    /// sample in a prologue or epilogue is exact), unless the rules
+    /// change at `ip` and `after_syscall()` says the instruction before
+    /// it is a system call: then `ip` is only where the task returns to,
+    /// perhaps past the end of its function (a `noreturn` one that ends
+    /// in the call), and the call's own row describes the frame (the
+    /// instruction changes no stack pointer).
+    pub(crate) fn topmost_row(
+        &mut self,
+        ip: usize,
+        after_syscall: impl FnOnce() -> bool,
+    ) -> Option<(Row, Kind)> {
+        if !self.enabled {
+            return None;
+        }
+        let m = self.mapping(ip)?;
+        let (which, index, starts_here) = m.row_entry(ip)?;
+        if starts_here && after_syscall() {
+            let m = self.mapping(ip.wrapping_sub(1))?;
+            let (which, index) = m.row_index(ip.wrapping_sub(1))?;
+            return m.row(which, index);
+        }
+        let m = self.mapping(ip)?;
+        m.row(which, index?)
     }
 
     /// The user addresses around `pc` that have no table (the mapping of

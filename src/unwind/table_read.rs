@@ -14,7 +14,8 @@
 //! it.  Either is compiled into the engine's form
 //! ([`super::table`]) and its bytes freed: only the compiled table is
 //! cached, charged to the reader's memory cgroup, within the cap.  A file
-//! whose SFrame is unusable falls back to its `.eh_frame`.
+//! whose SFrame is unusable falls back to its `.eh_frame`; one with both
+//! keeps both, `.eh_frame` for the PCs SFrame does not describe.
 
 use kernel::alloc::KVVec;
 use kernel::bindings;
@@ -230,25 +231,39 @@ fn read_ehframe_section(
     Ok(t)
 }
 
-/// The table of `file`: SFrame, else `.eh_frame`.
-fn read_table(file: &FileRef) -> core::result::Result<Compiled, Miss> {
-    let (ehdr, segs) = read_segments(file)?;
-    if let Some(p) = segs.sframe {
-        match read_sframe(file, segs, p) {
-            Err(Miss::Bad) => stats::inc(Stat::SframeRejects),
-            Err(Miss::None) => {}
-            r => return r,
-        }
-    }
+/// The `.eh_frame` table of `file`.
+fn read_eh(file: &FileRef, ehdr: &Ehdr, segs: Segments) -> core::result::Result<Compiled, Miss> {
     match segs.eh_frame_hdr {
         Some(p) => read_ehframe(file, segs, p),
-        None => read_ehframe_section(file, &ehdr, segs),
+        None => read_ehframe_section(file, ehdr, segs),
     }
     .inspect_err(|e| {
         if matches!(e, Miss::Bad) {
             stats::inc(Stat::EhframeRejects);
         }
     })
+}
+
+/// The tables of `file`: SFrame, with `.eh_frame` for what SFrame does
+/// not describe; else `.eh_frame` alone.
+fn read_tables(file: &FileRef) -> core::result::Result<(Compiled, Option<Compiled>), Miss> {
+    let (ehdr, segs) = read_segments(file)?;
+    if let Some(p) = segs.sframe {
+        match read_sframe(file, segs, p) {
+            Ok(sf) => {
+                let eh = match read_eh(file, &ehdr, segs) {
+                    Ok(eh) => Some(eh),
+                    Err(Miss::None | Miss::Bad) => None,
+                    Err(Miss::Io) => return Err(Miss::Io),
+                };
+                return Ok((sf, eh));
+            }
+            Err(Miss::Bad) => stats::inc(Stat::SframeRejects),
+            Err(Miss::None) => {}
+            Err(Miss::Io) => return Err(Miss::Io),
+        }
+    }
+    Ok((read_eh(file, &ehdr, segs)?, None))
 }
 
 /// The cached entry of `file`'s current version, read if needed; `None`
@@ -258,12 +273,12 @@ pub(crate) fn entry_of(file: &FileRef) -> Option<Arc<Entry>> {
     if let Some(e) = cache::get(&id) {
         return Some(e);
     }
-    let table = match read_table(file) {
-        Ok(t) => Some(t),
-        Err(Miss::None | Miss::Bad) => None,
+    let (table, fallback) = match read_tables(file) {
+        Ok((t, f)) => (Some(t), f),
+        Err(Miss::None | Miss::Bad) => (None, None),
         Err(Miss::Io) => return None,
     };
-    let e = Arc::new(Entry::new(id, table), GFP_KERNEL_ACCOUNT).ok()?;
+    let e = Arc::new(Entry::new(id, table, fallback), GFP_KERNEL_ACCOUNT).ok()?;
     cache::insert(&e);
     Some(e)
 }

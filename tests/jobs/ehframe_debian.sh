@@ -148,7 +148,7 @@ ehd_run() {
 		read n reached depth <$EHD/$m.sum
 		[ $n -gt 0 ] || n=1
 		bytes=$(wc -c <$EHD/$m.data)
-		eval "reach_$m=$(( reached * 1000 / n )) bps_$m=$(( bytes / n ))"
+		eval "reach_$m=$(( reached * 1000 / n )) bps_$m=$(( bytes / n )) dep_$m=$(( depth / n ))"
 		diag "| $name | $cg | $n | $(( reached * 100 / n )).$(( reached * 1000 / n % 10 ))% |" \
 			"$(( depth / n )) | $(( bytes / n )) |"
 		expect_ge "$name $cg: samples" $n 200 || r=1
@@ -163,8 +163,19 @@ ehd_run() {
 	set -- $(ehd_paths $EHD/dwarf.chains $EHD/fp_defer.edges)
 	diag "$name: agree(fp,defer, dwarf) $af/1000, agree(dwarf, fp,defer) $ad/1000;" \
 		"$1/1000 of dwarf's $2 complete stacks are made of fp,defer's steps"
-	expect_ge "$name: fp,defer reaches the start (per mille) vs dwarf" $reach_fp_defer $reach_dwarf || r=1
-	expect_ge "$name: dwarf bytes/sample vs 10 x fp,defer's" $bps_dwarf $((bps_fp_defer * 10)) || r=1
+	# Within 1% of dwarf: the runs are different samples (start-up in
+	# ld.so, whose start is not libc's, weighs differently in each).
+	expect_ge "$name: fp,defer reaches the start (per mille, +10) vs dwarf" \
+		$((reach_fp_defer + 10)) $reach_dwarf || r=1
+	# A tenth of dwarf's bytes per sample; a deep stack (bash's, deeper
+	# than dwarf's 8 KiB reach) costs 8 bytes a frame, so there the bytes
+	# per delivered user frame are compared instead.
+	if [ $dep_fp_defer -gt $((dep_dwarf * 2)) ]; then
+		expect_ge "$name: dwarf bytes per user frame vs 10 x fp,defer's" \
+			$((bps_dwarf / (dep_dwarf + 1))) $((bps_fp_defer * 10 / (dep_fp_defer + 1))) || r=1
+	else
+		expect_ge "$name: dwarf bytes/sample vs 10 x fp,defer's" $bps_dwarf $((bps_fp_defer * 10)) || r=1
+	fi
 	expect_ge "$name: agree(fp,defer, dwarf) per mille" $af 950 || r=1
 	expect_ge "$name: agree(dwarf, fp,defer) per mille" $ad 950 || r=1
 	rm -rf $EHD

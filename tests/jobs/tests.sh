@@ -134,9 +134,18 @@ t_unwind_compat_segment_bases() {
 	$U32 ldt
 }
 
+# The fuzzer's model is the frame-pointer walk: its fake frames sit in a
+# program that has .eh_frame rows, which the module would follow instead,
+# so the 64-bit run has the tables off (the parameter's new name).
 t_unwind_fuzz64() {
 	seed=$(( $(date +%s) % 100000 + 1 ))
-	$U64 fuzz 100000 $seed
+	p=/sys/module/unwind_deferred/parameters/table_cache_kb
+	old=$(cat $p)
+	echo 0 >$p
+	r=0
+	$U64 fuzz 100000 $seed || r=1
+	echo $old >$p
+	return $r
 }
 
 t_unwind_fuzz32() {

@@ -40,11 +40,21 @@ impl Table<'_> {
     /// The index of the rules for `pc` (a link-time address), if any.
     #[inline]
     pub fn lookup_index(&self, pc: u64) -> Option<u16> {
+        self.lookup_entry(pc)?.0
+    }
+
+    /// The index of the rules for `pc` (`None`: no rules), and whether
+    /// an entry starts exactly at `pc` (the rules change there: a
+    /// function may start there, or one end); `None` outside the table.
+    #[inline]
+    pub fn lookup_entry(&self, pc: u64) -> Option<(Option<u16>, bool)> {
         let off = u32::try_from(pc.checked_sub(self.base)?).ok()?;
         // The number of entries starting at or before `off`.
         let n = self.starts.partition_point(|&s| s <= off);
-        let i = *self.index.get(n.checked_sub(1)?)?;
-        (i != NO_ROW).then_some(i)
+        let at = n.checked_sub(1)?;
+        let i = *self.index.get(at)?;
+        let starts_here = self.starts.get(at) == Some(&off);
+        Some(((i != NO_ROW).then_some(i), starts_here))
     }
 
     /// The row of index `i`.
