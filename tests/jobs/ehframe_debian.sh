@@ -27,12 +27,15 @@
 # as its return address minus one: those are put back.
 EHD=/tmp/ehd
 
-# ehd_parse DATA EXE DWARF OUT: "samples reached depth_sum" of EXE's
-# samples; OUT.edges ("key key count") and OUT.chains ("count chain").
-# A stack reaches the start when __libc_start_main (libc.so.6, in
-# .dynsym: Debian's libc has no .symtab, so __libc_start_call_main is
-# [unknown]) is its last frame or the one before a last frame in EXE
-# (_start, [unknown] in a stripped program).
+# ehd_parse DATA EXE DWARF OUT: "samples reached depth_sum noprog
+# loader" of EXE's samples; OUT.edges ("key key count"), OUT.chains
+# ("count chain") and OUT.miss (where the others end).  A stack reaches
+# the start when __libc_start_main (libc.so.6, in .dynsym: Debian's libc
+# has no .symtab, so __libc_start_call_main is [unknown]) is its last
+# frame or the one before a last frame in EXE (_start), or when all its
+# frames are in ld.so (the loader before libc started: "loader").  A
+# sample whose frames are in no file at all was taken in the exec
+# (perf's child's stack, or none): "noprog", left out of the fractions.
 ehd_parse() {
 	$PERF script -i $1 --no-inline --max-stack 4096 -F comm,ip,sym,dso,dsoff 2>/dev/null |
 	awk -v exe=$2 -v dwarf=$3 -v out=$4 '
@@ -70,8 +73,19 @@ ehd_parse() {
 			so[u] = dso
 			key[u] = dso "+" (dwarf && u > 1 && off != "" ? inc(off) : off)
 		}
+		ld = un = 0
+		for (i = 1; i <= u; i++) {
+			ld += so[i] ~ /\/ld-linux-x86-64\.so\.2$/
+			un += so[i] == "[unknown]"
+		}
+		if (un == u) {
+			noprog++	# no frame in a file: the exec itself
+			next
+		}
 		depth += u
-		if (u >= 2 && sym[u] ~ /^__libc_start_main/ ||
+		if (ld == u)
+			loader++	# ld.so starting the program, before libc
+		if (ld == u || u >= 2 && sym[u] ~ /^__libc_start_main/ ||
 		    u >= 3 && sym[u - 1] ~ /^__libc_start_main/ && so[u] == exe) {
 			reached++
 			c = ""
@@ -92,7 +106,7 @@ ehd_parse() {
 		for (m in miss) print miss[m], m > (out ".miss")
 		for (e in edges) print e, edges[e] > (out ".edges")
 		for (c in chains) print chains[c], c > (out ".chains")
-		print samples + 0, reached + 0, depth + 0
+		print samples + 0, reached + 0, depth + 0, noprog + 0, loader + 0
 	}'
 }
 
@@ -129,7 +143,7 @@ ehd_run() {
 	shift 2
 	r=0
 	mkdir -p $EHD
-	diag "| program | mode | samples | reach the start | mean user depth | bytes/sample |"
+	diag "| program | mode | samples | reach the start | mean user depth | bytes/sample | bytes/complete stack |"
 	maxs=$(cat /proc/sys/kernel/perf_event_max_stack)
 	# Whole stacks in every mode (bash's are hundreds of frames deep).
 	echo 1024 >/proc/sys/kernel/perf_event_max_stack
@@ -145,12 +159,15 @@ ehd_run() {
 		d=0
 		[ $cg = dwarf ] && d=1
 		ehd_parse $EHD/$m.data $exe $d $EHD/$m >$EHD/$m.sum
-		read n reached depth <$EHD/$m.sum
+		read n reached depth noprog loader <$EHD/$m.sum
 		[ $n -gt 0 ] || n=1
+		p=$(( n - noprog ))
+		[ $p -gt 0 ] || p=1
 		bytes=$(wc -c <$EHD/$m.data)
-		eval "reach_$m=$(( reached * 1000 / n )) bps_$m=$(( bytes / n )) dep_$m=$(( depth / n ))"
-		diag "| $name | $cg | $n | $(( reached * 100 / n )).$(( reached * 1000 / n % 10 ))% |" \
-			"$(( depth / n )) | $(( bytes / n )) |"
+		eval "reach_$m=$(( reached * 1000 / p )) bps_$m=$(( bytes / n )) dep_$m=$(( depth / p ))"
+		diag "| $name | $cg | $n | $(( reached * 100 / p )).$(( reached * 1000 / p % 10 ))% |" \
+			"$(( depth / p )) | $(( bytes / n )) | $(( bytes / (reached ? reached : 1) )) |"
+		diag "  ($noprog samples of the exec itself left out, $loader of ld.so before libc)"
 		expect_ge "$name $cg: samples" $n 200 || r=1
 		[ $cg = fp ] || sort -rn $EHD/$m.miss | head -3 |
 			while read k w; do diag "  $cg: $k stacks end in $w"; done
