@@ -28,8 +28,8 @@ use ehframe::{
     MAX_PLT_BLOCKS_TOTAL, MAX_STACK, WORK_BASE, WORK_PER_BYTE,
 };
 use std::collections::HashMap;
-use table::{BuildError, Builder, CfaRule, Reg, Row, Rule, Storage, Table, DEDUP_SLOTS};
-use table_store::VecStore;
+use table::{Builder, CfaRule, Reg, Row, Rule, Table};
+use table_store::{row, sp, VecStore};
 
 // ---------------------------------------------------------------------
 // Encoders and a builder of synthetic sections.
@@ -256,24 +256,6 @@ fn one(cie: &C, range: u64, insns: &[u8]) -> Out {
     };
     let f = eh.fde_full(c, enc, 0x1000, range, z.then_some(&[][..]), insns, false);
     run_eh(&eh, &[(0x1000, f)])
-}
-
-fn sp(off: i32) -> CfaRule {
-    CfaRule {
-        reg: Reg::Sp,
-        offset: off,
-        deref: false,
-    }
-}
-
-/// A row with CFA `cfa`, RA at CFA - 8 and FP `fp`.
-fn row(cfa: CfaRule, fp: Option<Rule>) -> Row {
-    Row {
-        cfa,
-        ra: Some(Rule::AtCfa(-8)),
-        fp,
-        signal: false,
-    }
 }
 
 // ---------------------------------------------------------------------
@@ -1636,58 +1618,6 @@ fn crafted_shared_bytes_hit_the_budget() {
     assert_eq!((s.compiled, s.budget), (10, 0), "{s:?}");
 }
 
-/// A cheap table store for millions of compilations: the arrays are
-/// reused, the dedup slots reset only when rows were added.
-struct FuzzStore {
-    starts: Vec<u32>,
-    index: Vec<u16>,
-    rows: Vec<Row>,
-    dedup: Vec<u32>,
-}
-
-impl FuzzStore {
-    fn new() -> Self {
-        FuzzStore {
-            starts: Vec::new(),
-            index: Vec::new(),
-            rows: Vec::new(),
-            dedup: vec![u32::MAX; DEDUP_SLOTS],
-        }
-    }
-
-    fn reset(&mut self) {
-        self.starts.clear();
-        self.index.clear();
-        if !self.rows.is_empty() {
-            self.dedup.fill(u32::MAX);
-        }
-        self.rows.clear();
-    }
-}
-
-impl Storage for FuzzStore {
-    fn push_start(&mut self, off: u32, index: u16) -> Result<(), BuildError> {
-        self.starts.push(off);
-        self.index.push(index);
-        Ok(())
-    }
-    fn set_last_index(&mut self, index: u16) {
-        if let Some(l) = self.index.last_mut() {
-            *l = index;
-        }
-    }
-    fn push_row(&mut self, row: Row) -> Result<(), BuildError> {
-        self.rows.push(row);
-        Ok(())
-    }
-    fn rows(&self) -> &[Row] {
-        &self.rows
-    }
-    fn dedup(&mut self) -> &mut [u32] {
-        &mut self.dedup
-    }
-}
-
 /// xorshift64*: deterministic, fast.
 struct Rng(u64);
 
@@ -1720,7 +1650,7 @@ impl Rng {
 /// bytes: no panic, no engine misuse, consistent counts, bounded work,
 /// lookups that do not panic.
 fn check(
-    store: &mut Option<FuzzStore>,
+    store: &mut Option<VecStore>,
     hdr: &[u8],
     hdr_addr: u64,
     eh: &[u8],
@@ -1817,7 +1747,7 @@ fn corpus() -> Vec<(Vec<u8>, Vec<u8>)> {
 fn fuzz_corpus(seed: u64, iters: usize) -> usize {
     let corpus = corpus();
     let mut rng = Rng(seed);
-    let mut store = Some(FuzzStore::new());
+    let mut store = Some(VecStore::new());
     let mut ok = 0;
     let probes: Vec<u64> = (0..8).map(|i| 0x1000 + 0x40 * i).collect();
     for _ in 0..iters {
@@ -1851,7 +1781,7 @@ fn fuzz_real(seed: u64, iters: usize) -> usize {
     let fxs = fixtures();
     let mut ehs: Vec<Vec<u8>> = fxs.iter().map(|f| f.eh.to_vec()).collect();
     let mut rng = Rng(seed);
-    let mut store = Some(FuzzStore::new());
+    let mut store = Some(VecStore::new());
     let mut ok = 0;
     let mut saved: Vec<(usize, u8)> = Vec::new();
     for _ in 0..iters {

@@ -22,6 +22,8 @@ mod table;
 #[path = "common/table_store.rs"]
 mod table_store;
 
+use table_store::{row, sp};
+
 use sframe::{
     section_len, validate, Fde, FreType, Header, Section, SframeError, Version, Work, HEADER_LEN,
     MAX_FRES_PER_FDE,
@@ -245,28 +247,11 @@ fn err_of(b: &[u8], addr: u64) -> SframeError {
     }
 }
 
-fn sp(off: i32) -> CfaRule {
-    CfaRule {
-        reg: Reg::Sp,
-        offset: off,
-        deref: false,
-    }
-}
-
 fn fpb(off: i32) -> CfaRule {
     CfaRule {
         reg: Reg::Fp,
         offset: off,
         deref: false,
-    }
-}
-
-fn row(cfa: CfaRule, fp: Option<Rule>) -> Row {
-    Row {
-        cfa,
-        ra: Some(Rule::AtCfa(-8)),
-        fp,
-        signal: false,
     }
 }
 

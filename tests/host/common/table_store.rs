@@ -3,7 +3,7 @@
 //! The host tests' storage for the unwind-table engine: `Vec`s, as the
 //! kernel's `KVVec`s, with an optional cap on the bytes held.
 
-use crate::table::{BuildError, Builder, Row, Storage, Table, DEDUP_SLOTS};
+use crate::table::{BuildError, Builder, CfaRule, Reg, Row, Rule, Storage, Table, DEDUP_SLOTS};
 
 /// A table's arrays.
 pub struct VecStore {
@@ -28,6 +28,18 @@ impl VecStore {
             dedup: vec![u32::MAX; DEDUP_SLOTS],
             cap,
         }
+    }
+
+    #[allow(dead_code)]
+    /// Empties the arrays for another build, keeping their memory; the
+    /// dedup slots are reset only when rows were added.
+    pub fn reset(&mut self) {
+        self.starts.clear();
+        self.index.clear();
+        if !self.rows.is_empty() {
+            self.dedup.fill(u32::MAX);
+        }
+        self.rows.clear();
     }
 
     fn bytes(&self) -> usize {
@@ -83,4 +95,25 @@ where
     let mut b = Builder::new(VecStore::new());
     f(&mut b)?;
     Ok(b.finish()?)
+}
+
+/// A CFA of SP + `off`.
+#[allow(dead_code)]
+pub fn sp(off: i32) -> CfaRule {
+    CfaRule {
+        reg: Reg::Sp,
+        offset: off,
+        deref: false,
+    }
+}
+
+/// A row with CFA `cfa`, RA at CFA - 8 and FP `fp`.
+#[allow(dead_code)]
+pub fn row(cfa: CfaRule, fp: Option<Rule>) -> Row {
+    Row {
+        cfa,
+        ra: Some(Rule::AtCfa(-8)),
+        fp,
+        signal: false,
+    }
 }
