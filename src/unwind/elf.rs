@@ -28,7 +28,7 @@ pub const MAX_SHSTRTAB: u64 = 64 << 10;
 /// `SHT_PROGBITS`.
 pub const SHT_PROGBITS: u32 = 1;
 /// `PT_LOAD`s remembered per file (ld emits 4 or 5).
-pub const MAX_LOADS: usize = 16;
+pub const MAX_LOADS: usize = 8;
 /// x86-64's page size: mappings start at page-aligned file offsets.
 pub const PAGE_SIZE: u64 = 4096;
 
@@ -196,6 +196,20 @@ pub struct Segments {
 }
 
 impl Segments {
+    /// No segments (a file that is not one this module reads).
+    pub const EMPTY: Segments = Segments {
+        exec: false,
+        sframe: None,
+        eh_frame_hdr: None,
+        loads: [Phdr {
+            offset: 0,
+            vaddr: 0,
+            filesz: 0,
+            exec: false,
+        }; MAX_LOADS],
+        nloads: 0,
+    };
+
     /// Reads the program header table `phdrs` (`ehdr.phdrs_len()` bytes
     /// from `ehdr.phoff`).  Segments whose file range overflows are
     /// ignored; `PT_LOAD`s past the first [`MAX_LOADS`] too.

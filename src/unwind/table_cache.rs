@@ -50,8 +50,6 @@ pub(crate) enum Kind {
 
 /// The compiled unwind table of one file.
 pub(crate) struct Compiled {
-    /// The file's segments: each mapping's bias comes from them.
-    pub(crate) segs: Segments,
     pub(crate) kind: Kind,
     base: u64,
     starts: KVVec<u32>,
@@ -114,11 +112,9 @@ impl Store {
             + grow(self.rows.capacity(), self.rows.len(), rows) * core::mem::size_of::<Row>()
     }
 
-    /// The compiled table of the file with `segs`, `base` from the
-    /// builder.
-    pub(crate) fn finish(self, segs: Segments, kind: Kind, base: Option<u64>) -> Compiled {
+    /// The compiled table, `base` from the builder.
+    pub(crate) fn finish(self, kind: Kind, base: Option<u64>) -> Compiled {
         Compiled {
-            segs,
             kind,
             base: base.unwrap_or(0),
             starts: self.starts,
@@ -169,6 +165,8 @@ impl Storage for Store {
 pub(crate) struct Entry {
     /// The version it was read from.
     pub(crate) id: FileId,
+    /// The file's segments: each mapping's bias comes from them.
+    pub(crate) segs: Segments,
     /// `None`: no usable table in this file (a negative entry).
     pub(crate) table: Option<Compiled>,
     /// The file's `.eh_frame` table when `table` is its SFrame: for the
@@ -183,9 +181,15 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    pub(crate) fn new(id: FileId, table: Option<Compiled>, fallback: Option<Compiled>) -> Self {
+    pub(crate) fn new(
+        id: FileId,
+        segs: Segments,
+        table: Option<Compiled>,
+        fallback: Option<Compiled>,
+    ) -> Self {
         Self {
             id,
+            segs,
             table,
             fallback,
             last_used: AtomicU64::new(0),

@@ -84,7 +84,9 @@ struct Mapping {
 }
 
 impl Mapping {
-    /// Current's mapping at `ip`; `None` if `ip` is unmapped.
+    /// Current's mapping at `ip`; `None` if `ip` is unmapped.  Out of
+    /// line: the walk's frame stays small.
+    #[inline(never)]
     fn find(ip: usize) -> Option<Self> {
         stats::inc(Stat::MapLookups);
         let mut v = VmaInfo::default();
@@ -109,11 +111,11 @@ impl Mapping {
             return Some(m);
         };
         let off = (v.pgoff as u64).wrapping_mul(PAGE_SIZE);
-        if let Some(bias) = entry
+        let bias = entry
             .table
             .as_ref()
-            .and_then(|t| t.segs.bias(v.start as u64, off))
-        {
+            .and_then(|_| entry.segs.bias(v.start as u64, off));
+        if let Some(bias) = bias {
             m.bias = bias;
             m.entry = Some(entry);
         }

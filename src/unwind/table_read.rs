@@ -117,6 +117,7 @@ impl From<Error> for Miss {
 }
 
 /// The file's ELF header and program headers.
+#[inline(never)]
 fn read_segments(file: &FileRef) -> core::result::Result<(Ehdr, Segments), Miss> {
     let mut eh = [0u8; EHDR_LEN];
     if !file.read_exact(&mut eh, 0)? {
@@ -134,18 +135,18 @@ fn read_segments(file: &FileRef) -> core::result::Result<(Ehdr, Segments), Miss>
 
 /// Compiles with `f` into a store of at most the cap.
 fn build(
-    segs: Segments,
     kind: Kind,
     f: impl FnOnce(&mut Builder<Store>) -> core::result::Result<(), Miss>,
 ) -> core::result::Result<Compiled, Miss> {
     let mut b = Builder::new(Store::new(cache::cap()).map_err(|_| Miss::Io)?);
     f(&mut b)?;
     let (store, base) = b.finish().map_err(|_| Miss::Bad)?;
-    Ok(store.finish(segs, kind, base))
+    Ok(store.finish(kind, base))
 }
 
 /// Reads, validates and compiles the SFrame section `p`.
-fn read_sframe(file: &FileRef, segs: Segments, p: Phdr) -> core::result::Result<Compiled, Miss> {
+#[inline(never)]
+fn read_sframe(file: &FileRef, p: Phdr) -> core::result::Result<Compiled, Miss> {
     let mut hdr = [0u8; HEADER_LEN];
     if p.filesz < HEADER_LEN as u64 || !file.read_exact(&mut hdr, p.offset)? {
         return Err(Miss::Bad);
@@ -162,7 +163,7 @@ fn read_sframe(file: &FileRef, segs: Segments, p: Phdr) -> core::result::Result<
     if section.len() != len {
         return Err(Miss::Bad);
     }
-    let t = build(segs, Kind::Sframe, |b| {
+    let t = build(Kind::Sframe, |b| {
         sframe::compile(&section, b)
             .map(|_| ())
             .map_err(|_| Miss::Bad)
@@ -172,7 +173,8 @@ fn read_sframe(file: &FileRef, segs: Segments, p: Phdr) -> core::result::Result<
 }
 
 /// Reads `.eh_frame_hdr` (`p`) and `.eh_frame`, and compiles them.
-fn read_ehframe(file: &FileRef, segs: Segments, p: Phdr) -> core::result::Result<Compiled, Miss> {
+#[inline(never)]
+fn read_ehframe(file: &FileRef, segs: &Segments, p: Phdr) -> core::result::Result<Compiled, Miss> {
     let hlen = usize::try_from(p.filesz).map_err(|_| Miss::Bad)?;
     if hlen > MAX_HDR {
         return Err(Miss::Bad);
@@ -183,7 +185,7 @@ fn read_ehframe(file: &FileRef, segs: Segments, p: Phdr) -> core::result::Result
     let len = usize::try_from(avail).map_or(MAX_SECTION, |a| a.min(MAX_SECTION));
     let eh = file.read_vec(off, len)?;
     stats::inc(Stat::EhframeReads);
-    let t = build(segs, Kind::EhFrame, |b| {
+    let t = build(Kind::EhFrame, |b| {
         ehframe::compile(&hdr, p.vaddr, &eh, info.eh_frame_addr, b)
             .map(|_| ())
             .map_err(|_| Miss::Bad)
@@ -195,11 +197,8 @@ fn read_ehframe(file: &FileRef, segs: Segments, p: Phdr) -> core::result::Result
 /// `.eh_frame` found by its section header, where no `PT_GNU_EH_FRAME`
 /// says where it is (static executables), and its FDEs indexed into a
 /// header made here ([`ehframe::synth_hdr`]).
-fn read_ehframe_section(
-    file: &FileRef,
-    ehdr: &Ehdr,
-    segs: Segments,
-) -> core::result::Result<Compiled, Miss> {
+#[inline(never)]
+fn read_ehframe_section(file: &FileRef, ehdr: &Ehdr) -> core::result::Result<Compiled, Miss> {
     if ehdr.shnum == 0 {
         return Err(Miss::None);
     }
@@ -222,7 +221,7 @@ fn read_ehframe_section(
     let mut hdr = KVVec::from_elem(0u8, room, GFP_KERNEL_ACCOUNT).map_err(|_| Miss::Io)?;
     let hlen = ehframe::synth_hdr(&eh, sh.addr, &mut hdr);
     let hdr = hdr.get(..hlen).ok_or(Miss::Bad)?;
-    let t = build(segs, Kind::EhFrame, |b| {
+    let t = build(Kind::EhFrame, |b| {
         ehframe::compile(hdr, sh.addr, &eh, sh.addr, b)
             .map(|_| ())
             .map_err(|_| Miss::Bad)
@@ -232,10 +231,10 @@ fn read_ehframe_section(
 }
 
 /// The `.eh_frame` table of `file`.
-fn read_eh(file: &FileRef, ehdr: &Ehdr, segs: Segments) -> core::result::Result<Compiled, Miss> {
+fn read_eh(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Result<Compiled, Miss> {
     match segs.eh_frame_hdr {
         Some(p) => read_ehframe(file, segs, p),
-        None => read_ehframe_section(file, ehdr, segs),
+        None => read_ehframe_section(file, ehdr),
     }
     .inspect_err(|e| {
         if matches!(e, Miss::Bad) {
@@ -246,12 +245,16 @@ fn read_eh(file: &FileRef, ehdr: &Ehdr, segs: Segments) -> core::result::Result<
 
 /// The tables of `file`: SFrame, with `.eh_frame` for what SFrame does
 /// not describe; else `.eh_frame` alone.
-fn read_tables(file: &FileRef) -> core::result::Result<(Compiled, Option<Compiled>), Miss> {
-    let (ehdr, segs) = read_segments(file)?;
+#[inline(never)]
+fn read_tables(
+    file: &FileRef,
+    ehdr: &Ehdr,
+    segs: &Segments,
+) -> core::result::Result<(Compiled, Option<Compiled>), Miss> {
     if let Some(p) = segs.sframe {
-        match read_sframe(file, segs, p) {
+        match read_sframe(file, p) {
             Ok(sf) => {
-                let eh = match read_eh(file, &ehdr, segs) {
+                let eh = match read_eh(file, ehdr, segs) {
                     Ok(eh) => Some(eh),
                     Err(Miss::None | Miss::Bad) => None,
                     Err(Miss::Io) => return Err(Miss::Io),
@@ -263,22 +266,40 @@ fn read_tables(file: &FileRef) -> core::result::Result<(Compiled, Option<Compile
             Err(Miss::Io) => return Err(Miss::Io),
         }
     }
-    Ok((read_eh(file, &ehdr, segs)?, None))
+    Ok((read_eh(file, ehdr, segs)?, None))
 }
 
 /// The cached entry of `file`'s current version, read if needed; `None`
 /// on an I/O error or no memory (nothing cached: the next walk retries).
+/// Out of line, as what it calls: a deferred walk runs deep in the
+/// kernel stack, and reading a file needs some of it.
+#[inline(never)]
 pub(crate) fn entry_of(file: &FileRef) -> Option<Arc<Entry>> {
     let id = file.id();
     if let Some(e) = cache::get(&id) {
         return Some(e);
     }
-    let (table, fallback) = match read_tables(file) {
-        Ok((t, f)) => (Some(t), f),
-        Err(Miss::None | Miss::Bad) => (None, None),
+    let (ehdr, segs) = match read_segments(file) {
+        Ok(h) => h,
         Err(Miss::Io) => return None,
+        Err(Miss::None | Miss::Bad) => return insert(id, &Segments::EMPTY, None, None),
     };
-    let e = Arc::new(Entry::new(id, table, fallback), GFP_KERNEL_ACCOUNT).ok()?;
+    match read_tables(file, &ehdr, &segs) {
+        Ok((t, f)) => insert(id, &segs, Some(t), f),
+        Err(Miss::None | Miss::Bad) => insert(id, &segs, None, None),
+        Err(Miss::Io) => None,
+    }
+}
+
+/// Caches a new entry; returns it.
+#[inline(never)]
+fn insert(
+    id: FileId,
+    segs: &Segments,
+    table: Option<Compiled>,
+    fallback: Option<Compiled>,
+) -> Option<Arc<Entry>> {
+    let e = Arc::new(Entry::new(id, *segs, table, fallback), GFP_KERNEL_ACCOUNT).ok()?;
     cache::insert(&e);
     Some(e)
 }

@@ -17,8 +17,9 @@
 use super::reader::{ReadError, Reader};
 
 /// The deepest `remember_state` nesting accepted (GCC nests one level
-/// per shrink-wrapped region; real programs use one or two).
-pub const MAX_STACK: usize = 16;
+/// per shrink-wrapped region; real programs use one or two).  Small,
+/// since the machine is on the kernel stack, under a deferred walk.
+pub const MAX_STACK: usize = 4;
 
 /// DWARF register numbers tracked.
 const RA: u64 = 16;
