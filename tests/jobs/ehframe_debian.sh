@@ -32,8 +32,9 @@ EHD=/tmp/ehd
 # ("count chain") and OUT.miss (where the others end).  A stack reaches
 # the start when __libc_start_main (libc.so.6, in .dynsym: Debian's libc
 # has no .symtab, so __libc_start_call_main is [unknown]) is its last
-# frame or the one before a last frame in EXE (_start), or when all its
-# frames are in ld.so (the loader before libc started: "loader").  A
+# frame or the one before a last frame in EXE (_start), or when its last
+# frame is in ld.so (the loader before libc started: "loader"; Debian
+# links with -z now: later, ld.so is never the outermost file).  A
 # sample whose frames are in no file at all was taken in the exec
 # (perf's child's stack, or none): "noprog", left out of the fractions.
 ehd_parse() {
@@ -73,19 +74,19 @@ ehd_parse() {
 			so[u] = dso
 			key[u] = dso "+" (dwarf && u > 1 && off != "" ? inc(off) : off)
 		}
-		ld = un = 0
-		for (i = 1; i <= u; i++) {
-			ld += so[i] ~ /\/ld-linux-x86-64\.so\.2$/
+		un = 0
+		for (i = 1; i <= u; i++)
 			un += so[i] == "[unknown]"
-		}
 		if (un == u) {
 			noprog++	# no frame in a file: the exec itself
 			next
 		}
 		depth += u
-		if (ld == u)
-			loader++	# ld.so starting the program, before libc
-		if (ld == u || u >= 2 && sym[u] ~ /^__libc_start_main/ ||
+		# ld.so starting the program (its relocation, IFUNC resolvers,
+		# constructors), before libc: the entry of the loader is outermost.
+		if (so[u] ~ /\/ld-linux-x86-64\.so\.2$/)
+			loader++
+		if (so[u] ~ /\/ld-linux-x86-64\.so\.2$/ || u >= 2 && sym[u] ~ /^__libc_start_main/ ||
 		    u >= 3 && sym[u - 1] ~ /^__libc_start_main/ && so[u] == exe) {
 			reached++
 			c = ""
