@@ -32,7 +32,9 @@ EHD=/tmp/ehd
 # ("count chain") and OUT.miss (where the others end).  A stack reaches
 # the start when __libc_start_main (libc.so.6, in .dynsym: Debian's libc
 # has no .symtab, so __libc_start_call_main is [unknown]) is its last
-# frame or the one before a last frame in EXE (_start), or when its last
+# frame or the one before a last frame in EXE, or when its last frame is
+# EXE's _start (perf names the entry point; libc's startup before main
+# is [unknown] past __libc_start_main's .dynsym size), or when its last
 # frame is in ld.so (the loader before libc started: "loader"; Debian
 # links with -z now: later, ld.so is never the outermost file).  A
 # sample whose frames are in no file at all was taken in the exec
@@ -86,7 +88,7 @@ ehd_parse() {
 		# constructors), before libc: the entry of the loader is outermost.
 		if (so[u] ~ /\/ld-linux-x86-64\.so\.2$/)
 			loader++
-		if (so[u] ~ /\/ld-linux-x86-64\.so\.2$/ || u >= 2 && sym[u] ~ /^__libc_start_main/ ||
+		if (so[u] ~ /\/ld-linux-x86-64\.so\.2$/ || sym[u] == "_start" && so[u] == exe || u >= 2 && sym[u] ~ /^__libc_start_main/ ||
 		    u >= 3 && sym[u - 1] ~ /^__libc_start_main/ && so[u] == exe) {
 			reached++
 			c = ""
