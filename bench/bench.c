@@ -3,6 +3,7 @@
  * User side of scripts/bench.  Prints "BENCH <key> <value>" lines; the
  * host takes medians over rounds and the ratios.
  *   bench walk DEPTH | walkcold DEPTH | irq DEPTH | cache N M DEPTH | workload none|perf|deferred
+ *   bench time NAME CMD...
  *   bench getpid N
  *   bench anchor DEPTH user|sys UNITS
  *	scripts/bench --anchor's workload, run under Debian's perf: UNITS
@@ -22,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -268,6 +270,23 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(t, "workload")) {
 		workload(argc > 2 ? argv[2] : "none");
+		return 0;
+	}
+	/* bench time NAME CMD...: CMD's run time as "BENCH NAME_ns". */
+	if (!strcmp(t, "time") && argc > 3) {
+		double t0 = now();
+		pid_t pid = fork();
+		int st;
+
+		if (pid < 0)
+			die("fork");
+		if (pid == 0) {
+			execvp(argv[3], argv + 3);
+			_exit(127);
+		}
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+			die(argv[3]);
+		printf("BENCH %s_ns %.0f\n", argv[2], (now() - t0) * 1e9);
 		return 0;
 	}
 	fd = open("/sys/kernel/debug/unwind_bench/ctl", O_RDWR);

@@ -14,13 +14,20 @@ unload_mods() {
 	rmmod unwind_perf && rmmod unwind_bench && unload_core
 }
 load_mods || { echo "BENCH-FAILED load"; exit 1; }
+TP=/sys/module/unwind_deferred/parameters/table_cache_kb
+TKB=$(cat $TP)
 r=1
 while [ $r -le $ROUNDS ]; do
 	echo "BENCH-ROUND $r"
+	# bench64 has frame pointers and .eh_frame: its rows are the
+	# frame-pointer walk's, so the tables are off for them (on only for
+	# the SFrame, .eh_frame and xz rows).
+	echo 0 >$TP
 	for d in 8 64 256; do
 		$B walk $d || echo "BENCH-FAILED walk $d"
 		$B irq $d || echo "BENCH-FAILED irq $d"
 	done
+	echo $TKB >$TP
 	# The same walks in bench.c built without frame pointers, with
 	# SFrame v2 (scripts/build-sframe-progs), and the first walk of a
 	# copy never walked: discovery, read and validation of its section.
@@ -56,24 +63,18 @@ while [ $r -le $ROUNDS ]; do
 	# stack copied into every sample), per sample, from xz's run time.
 	if [ -x /usr/bin/xz ] && [ -x /usr/bin/perf ]; then
 		cat /usr/bin/perf /usr/bin/perl | head -c 3000000 >/tmp/xzin
-		for m in none fp,defer dwarf; do
-			t0=$(date +%s%N)
-			if [ $m = none ]; then
-				xz -6 -T1 -c /tmp/xzin >/dev/null
-				n=0
-			else
-				n=$(perf record -e cpu-clock -F 2000 --call-graph $m -o /tmp/xz.data \
-					-- xz -6 -T1 -c /tmp/xzin 2>&1 >/dev/null |
-					sed -n 's/.*(\([0-9]*\) samples).*/\1/p')
-			fi
-			t1=$(date +%s%N)
+		$B time xz_none /usr/bin/xz -6 -T1 -k -f /tmp/xzin
+		for m in fp,defer dwarf; do
 			k=$(echo $m | tr -d ,)
-			echo "BENCH xz_${k}_ns $((t1 - t0))"
+			$B time xz_$k /usr/bin/perf record -o /tmp/xz.data -e cpu-clock -F 2000 \
+				--call-graph $m -- /usr/bin/xz -6 -T1 -k -f /tmp/xzin 2>/tmp/xz.err
+			n=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' /tmp/xz.err)
 			echo "BENCH xz_${k}_samples ${n:-0}"
-			[ $m = none ] || echo "BENCH xz_${k}_bytes $(stat -c %s /tmp/xz.data)"
+			echo "BENCH xz_${k}_bytes $(stat -c %s /tmp/xz.data)"
 		done
-		rm -f /tmp/xzin /tmp/xz.data
+		rm -f /tmp/xzin /tmp/xzin.xz /tmp/xz.data /tmp/xz.err
 	fi
+	echo 0 >$TP
 	$B cache 4 16 64 || echo "BENCH-FAILED cache"
 	for m in none perf deferred; do
 		$B workload $m || echo "BENCH-FAILED workload $m"
