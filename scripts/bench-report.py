@@ -58,8 +58,8 @@ def main():
         print(f"\n.eh_frame: first walk through a libc never walked (and a small PIE), "
               f"depth 64: {first - second:.0f} ns (read and compiled)")
     if "xz_fpdefer_ns" in vals:
-        print("\n| Debian's xz -6 under perf, cpu-clock 2 kHz | run time median | samples | "
-              "perf.data bytes/sample | extra ns per sample |")
+        print("\n| Debian's xz -6: the whole `perf record` session, cpu-clock 2 kHz | "
+              "run time median | samples | perf.data bytes/sample | extra ns per sample |")
         print("| --- | --- | --- | --- | --- |")
         base = med("xz_none_ns")
         print(f"| not sampled | {base:.4g} | | | |")

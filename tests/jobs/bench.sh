@@ -70,7 +70,7 @@ while [ $r -le $ROUNDS ]; do
 				--call-graph $m -- /usr/bin/xz -6 -T1 -k -f /tmp/xzin 2>/tmp/xz.err
 			n=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' /tmp/xz.err)
 			echo "BENCH xz_${k}_samples ${n:-0}"
-			echo "BENCH xz_${k}_bytes $(stat -c %s /tmp/xz.data)"
+			echo "BENCH xz_${k}_bytes $(wc -c </tmp/xz.data)"
 		done
 		rm -f /tmp/xzin /tmp/xzin.xz /tmp/xz.data /tmp/xz.err
 	fi
