@@ -35,6 +35,8 @@ eh_chains() {
 	return $r
 }
 t_ehframe_chain_static() { eh_chains ehchain-static; }
+# Linked as gcc does by default: no .eh_frame_hdr (the module makes one).
+t_ehframe_chain_static_nohdr() { eh_chains ehchain-static-nohdr; }
 t_ehframe_chain_static_pie() { eh_chains ehchain-spie; }
 t_ehframe_chain_dynamic() { eh_chains ehchain-dyn; }
 
@@ -213,7 +215,7 @@ t_ehframe_perf_defer() {
 	return $r
 }
 
-T_EHFRAME="t_ehframe_chain_static t_ehframe_chain_static_pie t_ehframe_chain_dynamic \
+T_EHFRAME="t_ehframe_chain_static t_ehframe_chain_static_nohdr t_ehframe_chain_static_pie t_ehframe_chain_dynamic \
 	t_ehframe_shared_dlopen t_ehframe_cxx t_ehframe_deferred t_ehframe_mixed_fp \
 	t_ehframe_mixed_sframe t_ehframe_prologue_epilogue t_ehframe_hostile t_ehframe_counted \
 	t_ehframe_perf_defer"
