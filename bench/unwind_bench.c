@@ -36,13 +36,21 @@ static void ub_callback(struct unwind_work *work, struct unwind_stacktrace *trac
 	atomic64_inc(&ub_callbacks);
 }
 
-/* perf's user callchain of current, as a sample taken now would get it. */
+/*
+ * perf's user callchain of current, as a sample taken now would get it:
+ * in an RCU read-side section, as perf's sample path is (the callchain
+ * buffers are RCU protected; lockdep says so on a PREEMPT_RCU kernel).
+ */
 static unsigned int ub_perf_walk(struct pt_regs *regs, unsigned int max)
 {
 	struct perf_callchain_entry *e;
+	unsigned int nr;
 
+	rcu_read_lock();
 	e = get_perf_callchain(regs, false, true, max, false, false, 0);
-	return e ? e->nr : 0;
+	nr = e ? e->nr : 0;
+	rcu_read_unlock();
+	return nr;
 }
 
 static long ub_walk(struct ub_walk __user *arg)
