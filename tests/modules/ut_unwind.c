@@ -32,8 +32,10 @@ static int ut_walk(struct ut_unwind *req, unsigned long *buf)
 			ret = unwind_user_next(&state);
 			if (ret != -EINVAL)
 				return ret ?: -EBADE;
-			/* ...with a frame above the stack pointer (a step with
-			 * a word size of 0 would compute ws - 1)... */
+			/*
+			 * ...with a frame above the stack pointer (a step with
+			 * a word size of 0 would compute ws - 1)...
+			 */
 			state.sp = 8;
 			state.fp = 16;
 			ret = unwind_user_next(&state);
