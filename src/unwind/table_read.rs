@@ -37,6 +37,10 @@ const MAX_SECTION: usize = 32 << 20;
 const MAX_HDR: usize = 32 << 20;
 
 /// A reference to a `struct file`, dropped with `fput()`.
+///
+/// # Invariants
+///
+/// `self.0` is a non-NULL `struct file` reference this value owns.
 pub(crate) struct FileRef(*mut c_void);
 
 impl FileRef {
