@@ -355,13 +355,12 @@ impl<'a> Memo<'a> {
         }
         let m = self.mapping(ip)?;
         let (which, index, starts_here) = m.row_entry(ip)?;
-        if starts_here && after_syscall() {
-            let m = self.mapping(ip.wrapping_sub(1))?;
-            let (which, index) = m.row_index(ip.wrapping_sub(1))?;
-            return m.row(which, index);
+        if !(starts_here && after_syscall()) {
+            return m.row(which, index?);
         }
-        let m = self.mapping(ip)?;
-        m.row(which, index?)
+        let m = self.mapping(ip.wrapping_sub(1))?;
+        let (which, index) = m.row_index(ip.wrapping_sub(1))?;
+        m.row(which, index)
     }
 
     /// The user addresses around `pc` that have no table (the mapping of
