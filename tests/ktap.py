@@ -5,9 +5,13 @@
 Prints every result line, then "N passed, N failed".  Exits 0 only if
 nothing failed.  With --label NAME the results are headed by the kernel's
 name and the count line reads "NAME: N passed, N failed"; --counts FILE
-appends "passed failed" to FILE for tests/run to add up.  A dmesg with BUG:, WARNING:, Oops, a lockdep report or
-"possible recursive locking" is one more failed test (dmesg_clean), and
-so is a plan that was not completed (plan_complete).  A skipped result
+appends "passed failed" to FILE for tests/run to add up; --details FILE
+appends each failed test's diagnostics and the kernel's report of a
+crash (its RIP, code and call trace), which tests/run prints last, where a
+reader of the output's tail sees them.  A dmesg with BUG:, WARNING:,
+Oops, a lockdep report or "possible recursive locking" is one more failed
+test (dmesg_clean), and so is a plan that was not completed
+(plan_complete).  A skipped result
 (`# SKIP`) counts as failed: the guest provides what every test needs.
 """
 import re
@@ -23,6 +27,10 @@ BAD = re.compile(r"BUG:|WARNING:|Oops|possible recursive locking|"
                  r"self-detected stall|watchdog: BUG|Call Trace:")
 RESULT = re.compile(r"^(not ok|ok) (\d+) (\S+)(.*)$")
 SKIP = re.compile(r"#\s*SKIP", re.IGNORECASE)
+# A failed test's own diagnostics kept for the details, and a crash
+# report's lines after its first BAD line.
+DIAG_LINES = 40
+REPORT_LINES = 80
 
 
 def option(name):
@@ -37,22 +45,31 @@ def main():
     incomplete = "--incomplete" in sys.argv
     label = option("--label")
     counts = option("--counts")
+    details = []
     if label:
         print(f"# kernel: {label}")
     text = open(path, errors="replace").read().replace("\r", "")
     lines = text.split("\n")
     passed = failed = seen = 0
     plan = None
+    diag = []
     for line in lines:
         m = re.match(r"^1\.\.(\d+)$", line)
         if m:
             plan = int(m.group(1))
+            diag = []
             continue
         m = RESULT.match(line)
         if not m:
             # A kselftest program's own failed tests, nested under it.
             if re.match(r"^#\s+not ok \d+ ", line):
                 print(line)
+                details.append(f"{line}\n" + "".join(
+                    f"{d}\n" for d in diag[-DIAG_LINES:]))
+            if line.startswith("#"):
+                diag.append(line)
+            else:
+                diag = []
             continue
         seen += 1
         print(line)
@@ -62,6 +79,9 @@ def main():
             # The guest provides everything a test needs: a skip is a
             # test that did not run.
             failed += 1
+            details.append(f"{line}\n" + "".join(
+                f"{d}\n" for d in diag[-DIAG_LINES:]))
+        diag = []
 
     if "UNWIND-RS-DMESG-BEGIN" in text:
         dmesg = text.split("UNWIND-RS-DMESG-BEGIN", 1)[1].split(
@@ -74,6 +94,10 @@ def main():
         print("not ok - dmesg_clean")
         for line in bad[:40]:
             print("#   " + line.strip())
+        if bad:
+            first = dmesg.index(bad[0])
+            details.append("dmesg_clean: the kernel's first report\n" + "".join(
+                f"#   {d.strip()}\n" for d in dmesg[first:first + REPORT_LINES]))
     else:
         passed += 1
         print("ok - dmesg_clean")
@@ -89,6 +113,10 @@ def main():
     if counts:
         with open(counts, "a") as f:
             f.write(f"{passed} {failed}\n")
+    path = option("--details")
+    if path and details:
+        with open(path, "a") as f:
+            f.write(f"## {label or 'tests'}\n" + "".join(details))
     return 0 if failed == 0 else 1
 
 

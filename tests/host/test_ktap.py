@@ -35,6 +35,26 @@ def with_dmesg(line):
 
 
 class KtapTest(unittest.TestCase):
+    def test_details_name_the_failed_test_and_the_crash(self):
+        log = ("1..3\nok 1 a\n# a passed\n# b: 3 unmerged\nnot ok 2 b # exit 1\n"
+               "# c's first line\n[ 9.1] Oops: int3: 0000 [#1] PREEMPT SMP\n"
+               "[ 9.2] RIP: 0010:resume_user_mode_work+0x1c/0x30\n[ 9.3] Call Trace:\n")
+        with tempfile.TemporaryDirectory() as d:
+            details = os.path.join(d, "details")
+            rc, _, counts = summarise(log, "--details", details, "--label", "k")
+            with open(details) as f:
+                text = f.read()
+        self.assertEqual((rc, counts), (1, ["1", "3"]))
+        self.assertIn("## k\nnot ok 2 b # exit 1\n# a passed\n# b: 3 unmerged\n", text)
+        self.assertIn("RIP: 0010:resume_user_mode_work", text)
+        self.assertNotIn("not ok 1", text)
+
+    def test_no_details_when_clean(self):
+        with tempfile.TemporaryDirectory() as d:
+            details = os.path.join(d, "details")
+            rc, _, _ = summarise(CLEAN, "--details", details)
+            self.assertEqual((rc, os.path.exists(details)), (0, False))
+
     def test_clean_run_passes(self):
         rc, out, counts = summarise(CLEAN)
         self.assertEqual(rc, 0)
