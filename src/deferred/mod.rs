@@ -275,14 +275,22 @@ pub(crate) unsafe fn cancel(work: *mut UnwindWork) {
     }
 }
 
-/// `unwind_deferred_request()`: `Ok(false)` when queued, `Ok(true)` when
-/// already queued or done for this entry.
+/// What a successful [`request()`] found (see [`protocol::Request`]).
+pub(crate) struct Requested {
+    /// The work had already requested in this entry.
+    pub(crate) already: bool,
+    /// ... and its callback for this entry has begun or is done.
+    pub(crate) taken: bool,
+}
+
+/// `unwind_deferred_request()`: `already` when the work had requested in
+/// this entry already (its callback queued, running or done).
 ///
 /// # Safety
 ///
 /// `work` must be NULL or point to a live `struct unwind_work`.
 #[inline]
-pub(crate) unsafe fn request(work: *mut UnwindWork, cookie: &mut u64) -> Result<bool> {
+pub(crate) unsafe fn request(work: *mut UnwindWork, cookie: &mut u64) -> Result<Requested> {
     *cookie = 0;
     stats::inc(Stat::Requests);
     if work.is_null() {
@@ -302,7 +310,10 @@ pub(crate) unsafe fn request(work: *mut UnwindWork, cookie: &mut u64) -> Result<
         queue(&info, p, r.undo)?;
     }
     *cookie = r.cookie;
-    Ok(r.already)
+    Ok(Requested {
+        already: r.already,
+        taken: r.taken,
+    })
 }
 
 /// The trace of this entry: the cache, or a walk that fills it.

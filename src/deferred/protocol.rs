@@ -102,6 +102,11 @@ pub struct Request {
     pub cookie: u64,
     /// The work had already requested in this entry.
     pub already: bool,
+    /// `already`, and no task work was pending: this entry's batch with
+    /// the work was taken, so its callback has begun or is done.  A deferred
+    /// perf sample after its record would stay unmerged: perf walks this
+    /// one synchronously instead.
+    pub taken: bool,
     /// This request set `PENDING`: the caller queues the task work, and
     /// clears `undo` from the mask if it cannot.
     pub queue: bool,
@@ -141,6 +146,7 @@ pub fn request<T: Task>(t: &T, bit: u32) -> Request {
         return Request {
             cookie: t.cookie().load(Ordering::Acquire),
             already: true,
+            taken: m & PENDING == 0,
             queue: false,
             undo: 0,
         };
@@ -152,9 +158,11 @@ pub fn request<T: Task>(t: &T, bit: u32) -> Request {
     t.step(Step::MaskSet);
     // `COOKIE_VALID` is set: the cookie field stays until the exit reset.
     // A bit without it was left by an unloaded module: not a request.
+    let already = old & (COOKIE_VALID | b) == COOKIE_VALID | b;
     Request {
         cookie: t.cookie().load(Ordering::Acquire),
-        already: old & (COOKIE_VALID | b) == COOKIE_VALID | b,
+        already,
+        taken: already && old & PENDING == 0,
         queue: old & PENDING == 0,
         undo: (PENDING | b) & !old,
     }

@@ -154,8 +154,7 @@ pub(crate) unsafe extern "C" fn unwind_deferred_request(
     };
     // SAFETY: Per the contract.
     match unsafe { deferred::request(work, cookie) } {
-        Ok(false) => 0,
-        Ok(true) => 1,
+        Ok(r) => c_int::from(r.already),
         Err(e) => errno(e),
     }
 }

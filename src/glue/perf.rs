@@ -57,7 +57,14 @@ pub(super) unsafe extern "C" fn request(cookie: *mut u64) -> c_int {
     };
     // SAFETY: `WORK` is static.
     match unsafe { deferred::request(WORK.0.get(), cookie) } {
-        Ok(already) => c_int::from(already),
+        // The record of this entry is written or being written: a sample
+        // with its cookie now would come after it and stay unmerged, so
+        // perf walks this one synchronously (the stack is the same).
+        Ok(r) if r.taken => {
+            *cookie = 0;
+            -(kernel::bindings::EALREADY as c_int)
+        }
+        Ok(r) => c_int::from(r.already),
         Err(e) => e.to_errno(),
     }
 }

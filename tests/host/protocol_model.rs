@@ -13,7 +13,7 @@
 #[path = "../../src/deferred/protocol.rs"]
 mod protocol;
 
-use protocol::{Request, Step, Task, COOKIE_VALID, PENDING};
+use protocol::{Request, Step, Task, COOKIE_VALID, PENDING, RESERVED_MASK};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -89,6 +89,8 @@ struct Sim {
     completed: AtomicUsize,
     handed: RefCell<Vec<Handed>>,
     callbacks: RefCell<Vec<(u32, u64, u32)>>,
+    /// The batches `process_begin()` took: (bits, cookie).
+    begun: RefCell<Vec<(usize, u64)>>,
     errors: RefCell<Vec<String>>,
     seen: RefCell<Vec<Step>>,
 }
@@ -108,6 +110,13 @@ impl Task for Sim {
     fn step(&self, s: Step) {
         if !self.seen.borrow().contains(&s) {
             self.seen.borrow_mut().push(s);
+        }
+        if s == Step::PendingCleared {
+            // The batch is what `PENDING` was cleared with.
+            let m = self.mask.load(Ordering::Acquire);
+            self.begun
+                .borrow_mut()
+                .push((m & !RESERVED_MASK, self.cookie.load(Ordering::Acquire)));
         }
         if self.level.get() == Level::Nmi {
             return;
@@ -145,6 +154,7 @@ impl Sim {
             completed: AtomicUsize::new(0),
             handed: RefCell::new(Vec::new()),
             callbacks: RefCell::new(Vec::new()),
+            begun: RefCell::new(Vec::new()),
             errors: RefCell::new(Vec::new()),
             seen: RefCell::new(Vec::new()),
         }
@@ -173,6 +183,16 @@ impl Sim {
         let r = (self.proto.request)(self, w);
         if r.cookie == 0 {
             self.error(format!("{what}: request for w{w} returned cookie 0"));
+        }
+        // `taken`: this entry's batch with the work was taken already.
+        if r.taken
+            && !self
+                .begun
+                .borrow()
+                .iter()
+                .any(|&(bits, c)| c == r.cookie && bits & 1 << w != 0)
+        {
+            self.error(format!("{what}: w{w} taken before its batch was"));
         }
         self.handed.borrow_mut().push(Handed {
             work: Some(w),
@@ -479,6 +499,7 @@ fn old_request(t: &Sim, bit: u32) -> Request {
     Request {
         cookie: c,
         already: old & b != 0,
+        taken: false,
         queue: old & PENDING == 0,
         undo: 0,
     }
@@ -594,6 +615,25 @@ fn leftover_of_an_unloaded_module_calls_nothing() {
         );
         assert!(!r.already && r.queue);
     }
+}
+
+/// `taken` only once the work's batch was taken: a request while it is
+/// pending is not, one after its callback is, and a new entry starts over.
+#[test]
+fn taken_after_the_batch_only() {
+    let sim = Sim::new(MODULE, vec![]);
+    let r = protocol::request(&sim, 3);
+    assert!(!r.already && !r.taken && r.queue);
+    let r2 = protocol::request(&sim, 3);
+    assert!(r2.already && !r2.taken && r2.cookie == r.cookie);
+    let batch = protocol::process_begin(&sim).expect("pending");
+    let r3 = protocol::request(&sim, 3);
+    assert!(r3.already && r3.taken && r3.cookie == r.cookie);
+    protocol::process_deliver(&sim, batch, &sim.completed, |_, _| true);
+    assert!(protocol::request(&sim, 3).taken);
+    assert!(protocol::exit_reset(&sim));
+    let r4 = protocol::request(&sim, 3);
+    assert!(!r4.already && !r4.taken && r4.cookie != r.cookie);
 }
 
 /// A bit cancelled after `process_begin()` read it is not called back.
