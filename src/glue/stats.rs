@@ -52,6 +52,7 @@ stats! {
     EhframeSections => "ehframe_sections",
     EhframeRejects => "ehframe_rejects",
     MapLookups => "map_lookups",
+    TableBytesHeld => "table_bytes_held",
 }
 
 const N: usize = NAMES.len();
@@ -68,6 +69,16 @@ pub(crate) fn inc(stat: Stat) {
 /// Sets a gauge (`SframeBytes`).
 pub(crate) fn set(stat: Stat, v: u64) {
     COUNTERS[stat as usize].store(v, Ordering::Relaxed);
+}
+
+/// Adds `v` to a gauge (`TableBytesHeld`).
+pub(crate) fn add(stat: Stat, v: u64) {
+    COUNTERS[stat as usize].fetch_add(v, Ordering::Relaxed);
+}
+
+/// Takes `v` from a gauge that `add()` gave at least as much.
+pub(crate) fn sub(stat: Stat, v: u64) {
+    COUNTERS[stat as usize].fetch_sub(v, Ordering::Relaxed);
 }
 
 /// The debugfs directory with one file per counter.  Debugfs failures are

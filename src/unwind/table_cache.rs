@@ -18,16 +18,24 @@
 //! it evicts at the next one); the least recently used entries go first.
 //! An entry's cost is what its arrays were allocated, charged to the
 //! memory cgroup of the task that read the file (`GFP_KERNEL_ACCOUNT`).
-//! An evicted entry is marked, so that a walk's memo drops it at its next
-//! use instead of keeping it.  Entries are reference counted: a walk
-//! that holds one keeps it alive after eviction.  One mutex protects the
-//! table; it is never held while a file or user memory is read.
+//!
+//! Two levels, so that the cap bounds what memos hold: an [`Entry`] is a
+//! small shell (identity, segments) that a task's memo may keep between
+//! walks; its [`Tables`] are held by the cache and, for the length of one
+//! walk, by each walk that pinned them ([`Entry::pin`]).  Eviction takes
+//! the tables out of the shell: they are freed when the last walk using
+//! them ends, in that walk's task context, and a memo that finds its
+//! shell empty looks the file up again.  So the bytes held
+//! (`table_bytes_held` in debugfs) are at most the cap plus the tables
+//! of the walks in progress.  One mutex protects the cache; it is never
+//! held while a file or user memory is read.
 
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::alloc::{KVVec, KVec};
 use kernel::prelude::*;
-use kernel::sync::Arc;
+use kernel::sync::{Arc, SpinLock};
+use kernel::{new_spinlock, pin_init};
 
 use super::elf::Segments;
 use super::table::{BuildError, Row, Storage, Table, DEDUP_SLOTS};
@@ -39,7 +47,7 @@ const MAX_ENTRIES: usize = 4096;
 /// What an entry costs besides its section: the entry, its reference
 /// count and allocation slack, counted so that negative entries are not
 /// free and the cap bounds their number too.
-const ENTRY_OVERHEAD: usize = 256 + core::mem::size_of::<Entry>();
+const ENTRY_OVERHEAD: usize = 256 + core::mem::size_of::<Entry>() + core::mem::size_of::<Tables>();
 
 /// Which format a table was compiled from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -161,53 +169,106 @@ impl Storage for Store {
     }
 }
 
+/// The compiled tables of one version of a file.
+pub(crate) struct Tables {
+    /// From its SFrame, or its `.eh_frame`.
+    pub(crate) table: Compiled,
+    /// The file's `.eh_frame` table when `table` is its SFrame: for the
+    /// PCs SFrame does not describe (per frame: SFrame, `.eh_frame`,
+    /// frame pointers).
+    pub(crate) fallback: Option<Compiled>,
+}
+
+impl Tables {
+    /// The table (0) or the fallback (1).
+    #[inline]
+    pub(crate) fn compiled(&self, which: u8) -> Option<&Compiled> {
+        if which == 0 {
+            Some(&self.table)
+        } else {
+            self.fallback.as_ref()
+        }
+    }
+
+    /// The bytes its arrays were allocated.
+    fn bytes(&self) -> usize {
+        self.table.bytes() + self.fallback.as_ref().map_or(0, |t| t.bytes())
+    }
+}
+
+impl Drop for Tables {
+    fn drop(&mut self) {
+        stats::sub(Stat::TableBytesHeld, self.bytes() as u64);
+    }
+}
+
 /// What is known about one version of a file.
+#[pin_data]
 pub(crate) struct Entry {
     /// The version it was read from.
     pub(crate) id: FileId,
     /// The file's segments: each mapping's bias comes from them.
     pub(crate) segs: Segments,
-    /// `None`: no usable table in this file (a negative entry).
-    pub(crate) table: Option<Compiled>,
-    /// The file's `.eh_frame` table when `table` is its SFrame: for the
-    /// PCs SFrame does not describe (per frame: SFrame, `.eh_frame`,
-    /// frame pointers).
-    pub(crate) fallback: Option<Compiled>,
+    /// False for a negative entry: no usable table in this file.
+    pub(crate) usable: bool,
+    /// The tables until the cache lets go of the entry (see the module
+    /// documentation); dropped outside the lock, which only guards the
+    /// reference count's increment against eviction's take.
+    #[pin]
+    tables: SpinLock<Option<Arc<Tables>>>,
+    /// What it counts against the cap.
+    cost: usize,
     /// The cache's clock at the last lookup that found it (LRU).
     last_used: AtomicU64,
-    /// Set when the cache lets go of it: a memo that finds it set drops
-    /// its reference.
-    evicted: AtomicBool,
 }
 
 impl Entry {
+    /// A new entry, with `table` and `fallback` if the file has a usable
+    /// table, charged to the current task's memory cgroup.
     pub(crate) fn new(
         id: FileId,
         segs: Segments,
         table: Option<Compiled>,
         fallback: Option<Compiled>,
-    ) -> Self {
-        Self {
-            id,
-            segs,
-            table,
-            fallback,
-            last_used: AtomicU64::new(0),
-            evicted: AtomicBool::new(false),
-        }
+    ) -> Result<Arc<Self>> {
+        let tables = match table {
+            Some(table) => {
+                let t = Tables { table, fallback };
+                let bytes = t.bytes();
+                let t = Arc::new(t, GFP_KERNEL_ACCOUNT)?;
+                stats::add(Stat::TableBytesHeld, bytes as u64);
+                Some(t)
+            }
+            None => None,
+        };
+        let cost = ENTRY_OVERHEAD + tables.as_ref().map_or(0, |t| t.bytes());
+        let usable = tables.is_some();
+        Arc::pin_init(
+            pin_init!(Self {
+                id,
+                segs,
+                usable,
+                tables <- new_spinlock!(tables, "unwind_rs_tables"),
+                cost,
+                last_used: AtomicU64::new(0),
+            }),
+            GFP_KERNEL_ACCOUNT,
+        )
     }
 
-    /// The bytes this entry counts against the cap.
-    fn cost(&self) -> usize {
-        ENTRY_OVERHEAD
-            + self.table.as_ref().map_or(0, |t| t.bytes())
-            + self.fallback.as_ref().map_or(0, |t| t.bytes())
-    }
-
-    /// Whether the cache no longer holds it.
+    /// The tables for one walk, `None` once the cache let go of them (or
+    /// for a negative entry).  The walk drops its pin when it ends, in
+    /// task context: the last pin frees the tables.
     #[inline]
-    pub(crate) fn evicted(&self) -> bool {
-        self.evicted.load(Ordering::Relaxed)
+    pub(crate) fn pin(&self) -> Option<Arc<Tables>> {
+        self.tables.lock().clone()
+    }
+
+    /// Lets go of the tables: a walk that pinned them keeps them until it
+    /// ends.  May free them: task context, no spinlock held.
+    fn evict(&self) {
+        let t = self.tables.lock().take();
+        drop(t);
     }
 }
 
@@ -222,9 +283,23 @@ impl Cache {
     /// Drops slot `i`'s entry (a walk may still hold it).
     fn remove(&mut self, i: usize) {
         if let Some(e) = self.slots[i].take() {
-            e.evicted.store(true, Ordering::Relaxed);
-            self.bytes = self.bytes.saturating_sub(e.cost());
+            e.evict();
+            self.bytes = self.bytes.saturating_sub(e.cost);
         }
+    }
+
+    /// Evicts the least recently used entries until `more` bytes fit
+    /// under `cap`; returns a slot it freed.
+    fn trim(&mut self, cap: usize, more: usize) -> Option<usize> {
+        let mut free = None;
+        while self.bytes + more > cap {
+            let Some(i) = self.oldest() else { break };
+            self.remove(i);
+            free = free.or(Some(i));
+            stats::inc(Stat::SframeEvictions);
+        }
+        stats::set(Stat::SframeBytes, self.bytes as u64);
+        free
     }
 
     /// The least recently used entry's slot.
@@ -295,24 +370,26 @@ pub(crate) fn get(id: &FileId) -> Option<Arc<Entry>> {
 }
 
 /// Caches `entry`, evicting the least recently used entries down to the
-/// cap.  An entry larger than the cap is not cached, and marked evicted
-/// (its walk uses it, no memo keeps it); when another task cached the
-/// same version meanwhile, that one stays.
+/// cap.  An entry larger than the cap is not cached, and evicted at once
+/// (the walk that read it pinned its tables first); when another task
+/// cached the same version meanwhile, that one stays.
 pub(crate) fn insert(entry: &Arc<Entry>) {
     let cap = cap();
-    let cost = entry.cost();
-    if cost > cap {
-        entry.evicted.store(true, Ordering::Relaxed);
-        return;
-    }
+    let cost = entry.cost;
     let mut l = Locked::new();
     let c = l.cache();
+    if cost > cap {
+        entry.evict();
+        // A lowered cap still holds from this insertion on.
+        c.trim(cap, 0);
+        return;
+    }
     let mut free = None;
     for i in 0..c.slots.len() {
         match &c.slots[i] {
             None => free = free.or(Some(i)),
             Some(e) if e.id == entry.id => {
-                entry.evicted.store(true, Ordering::Relaxed);
+                entry.evict();
                 return;
             }
             // An older version of the same file: never served again.
@@ -327,20 +404,21 @@ pub(crate) fn insert(entry: &Arc<Entry>) {
             Some(_) => {}
         }
     }
-    while c.bytes + cost > cap || (free.is_none() && c.slots.len() >= MAX_ENTRIES) {
-        let Some(i) = c.oldest() else { break };
-        c.remove(i);
-        free = free.or(Some(i));
-        stats::inc(Stat::SframeEvictions);
+    free = c.trim(cap, cost).or(free);
+    if free.is_none() && c.slots.len() >= MAX_ENTRIES {
+        free = c.oldest();
+        if let Some(i) = free {
+            c.remove(i);
+            stats::inc(Stat::SframeEvictions);
+        }
     }
-    stats::set(Stat::SframeBytes, c.bytes as u64);
     c.clock += 1;
     entry.last_used.store(c.clock, Ordering::Relaxed);
     match free {
         Some(i) => c.slots[i] = Some(entry.clone()),
         None => {
             if c.slots.push(Some(entry.clone()), GFP_KERNEL).is_err() {
-                entry.evicted.store(true, Ordering::Relaxed);
+                entry.evict();
                 return;
             }
         }

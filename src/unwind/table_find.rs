@@ -31,16 +31,19 @@
 //! user memory is read with `copy_from_user()`).  A file rewritten in place
 //! while mapped (no `mmap_lock`) is seen at the next change of the
 //! address space's mappings; a replaced file (rename, new inode) needs a
-//! new mapping anyway.  A memo drops an entry the cache evicted at its
-//! next use (and looks the mapping up again); until then a task's saved
-//! mappings keep at most [`MEMO_LEN`] entries alive.
+//! new mapping anyway.
+//!
+//! A saved mapping keeps only its entry's shell; a walk pins the tables
+//! of each mapping it uses ([`Memo`]'s pins, dropped when the walk ends):
+//! a task asleep between walks holds no tables, and a mapping whose
+//! tables the cache let go of is looked up again at its next use.
 
 use kernel::sync::Arc;
 
 use super::elf::PAGE_SIZE;
 use super::regs::UserRegs;
 use super::table::Row;
-use super::table_cache::{self as cache, Compiled, Entry, Kind};
+use super::table_cache::{self as cache, Entry, Kind, Tables};
 use super::table_read::{entry_of, FileRef};
 use crate::glue::shim::{self, MmKey, VmaInfo};
 use crate::glue::stats::{self, Stat};
@@ -57,7 +60,8 @@ const ROWS_LEN: usize = 32;
 /// A remembered row: the PC looked up (0: none), the slot of its
 /// mapping in [`MapSet::maps`] and the row's index in that mapping's
 /// table.  It holds no reference: a slot's mapping is replaced only with
-/// the rows that name it forgotten ([`MapSet::forget_slot`]).
+/// the rows that name it forgotten ([`Memo::forget`]), and a shell's
+/// tables never change (they are only taken away).
 #[derive(Clone, Copy)]
 struct RowSlot {
     pc: usize,
@@ -75,7 +79,7 @@ const NO_ROW_SLOT: RowSlot = RowSlot {
 };
 
 /// One mapping of a walk: its range and, if its file has a usable
-/// table that describes this mapping, the entry and the bias.
+/// table that describes this mapping, the entry's shell and the bias.
 struct Mapping {
     start: usize,
     end: usize,
@@ -84,10 +88,10 @@ struct Mapping {
 }
 
 impl Mapping {
-    /// Current's mapping at `ip`; `None` if `ip` is unmapped.  Out of
-    /// line: the walk's frame stays small.
+    /// Current's mapping at `ip`, with its tables pinned; `None` if `ip`
+    /// is unmapped.  Out of line: the walk's frame stays small.
     #[inline(never)]
-    fn find(ip: usize) -> Option<Self> {
+    fn find(ip: usize) -> Option<(Self, Option<Arc<Tables>>)> {
         stats::inc(Stat::MapLookups);
         let mut v = VmaInfo::default();
         // SAFETY: Task context (the memo checked `can_fault()`); `v` is
@@ -103,36 +107,33 @@ impl Mapping {
             entry: None,
         };
         if file.is_null() {
-            return Some(m);
+            return Some((m, None));
         }
         // SAFETY: A non-NULL reference we own (above).
         let file = unsafe { FileRef::new(file) };
-        let Some(entry) = entry_of(&file) else {
-            return Some(m);
+        let Some((entry, Some(pin))) = entry_of(&file) else {
+            return Some((m, None));
         };
         let off = (v.pgoff as u64).wrapping_mul(PAGE_SIZE);
-        let bias = entry
-            .table
-            .as_ref()
-            .and_then(|_| entry.segs.bias(v.start as u64, off));
-        if let Some(bias) = bias {
-            m.bias = bias;
-            m.entry = Some(entry);
-        }
-        Some(m)
-    }
-
-    /// The table (0) or fallback (1) of this mapping's entry.
-    #[inline]
-    fn compiled(&self, which: u8) -> Option<&Compiled> {
-        let e = self.entry.as_ref()?;
-        if which == 0 {
-            e.table.as_ref()
-        } else {
-            e.fallback.as_ref()
+        match entry.segs.bias(v.start as u64, off) {
+            Some(bias) => {
+                m.bias = bias;
+                m.entry = Some(entry);
+                Some((m, Some(pin)))
+            }
+            None => Some((m, None)),
         }
     }
+}
 
+/// A mapping's pinned tables, for one walk.
+#[derive(Clone, Copy)]
+struct View<'a> {
+    bias: u64,
+    tables: &'a Tables,
+}
+
+impl View<'_> {
     /// Where the row for `pc` is: which table and the row's index.
     #[inline]
     fn row_index(&self, pc: usize) -> Option<(u8, u16)> {
@@ -147,28 +148,26 @@ impl Mapping {
     #[inline]
     fn row_entry(&self, pc: usize) -> Option<(u8, Option<u16>, bool)> {
         let link = (pc as u64).wrapping_sub(self.bias);
-        let first = self.compiled(0)?.table().lookup_entry(link);
+        let first = self.tables.table.table().lookup_entry(link);
         if let Some((Some(i), starts)) = first {
             return Some((0, Some(i), starts));
         }
-        match self.compiled(1).and_then(|c| c.table().lookup_entry(link)) {
+        match self
+            .tables
+            .fallback
+            .as_ref()
+            .and_then(|c| c.table().lookup_entry(link))
+        {
             Some((i, starts)) => Some((1, i, starts)),
             None => first.map(|(i, starts)| (0, i, starts)),
         }
     }
 
-    /// Row `index` of this mapping's table `which` and its format.
+    /// Row `index` of table `which` and its format.
     #[inline]
     fn row(&self, which: u8, index: u16) -> Option<(Row, Kind)> {
-        let t = self.compiled(which)?;
+        let t = self.tables.compiled(which)?;
         Some((t.table().row(index)?, t.kind))
-    }
-
-    /// Whether the cache let go of this mapping's entry: a memo must not
-    /// keep it.
-    #[inline]
-    fn stale(&self) -> bool {
-        self.entry.as_ref().is_some_and(|e| e.evicted())
     }
 }
 
@@ -197,16 +196,6 @@ impl MapSet {
         }
     }
 
-    /// Forgets mapping slot `i` and the rows found in it.
-    fn forget_slot(&mut self, i: usize) {
-        self.maps[i] = None;
-        for r in &mut self.rows {
-            if r.map as usize == i {
-                *r = NO_ROW_SLOT;
-            }
-        }
-    }
-
     // Rare (the mappings changed): out of the walk's way.
     #[cold]
     #[inline(never)]
@@ -227,10 +216,19 @@ const NO_KEY: MmKey = MmKey {
     pad: 0,
 };
 
-/// The mappings one walk sees: in place in a [`MapSet`].
+/// The mappings one walk sees: in place in a [`MapSet`], with this walk's
+/// pins of their tables.
+///
+/// # Invariants
+///
+/// A slot of `set.maps` with an entry, returned by [`Memo::slot`] in this
+/// walk, has its pin in `pins` until [`Memo::forget`] clears both.
 pub(crate) struct Memo<'a> {
     set: &'a mut MapSet,
     enabled: bool,
+    /// Dropped with the walk: the last pin of an evicted entry's tables
+    /// frees them, in the walk's task context.
+    pins: [Option<Arc<Tables>>; MEMO_LEN],
 }
 
 impl<'a> Memo<'a> {
@@ -258,53 +256,101 @@ impl<'a> Memo<'a> {
             set.clear();
             set.key = key;
         }
-        Self { set, enabled }
+        Self {
+            set,
+            enabled,
+            pins: [const { None }; MEMO_LEN],
+        }
     }
 
-    /// The mapping at `pc`, looked up if this memo has not seen it.
+    /// Forgets mapping slot `i`, its pin and the rows found in it.
+    fn forget(&mut self, i: usize) {
+        self.set.maps[i] = None;
+        self.pins[i] = None;
+        for r in &mut self.set.rows {
+            if r.map as usize == i {
+                *r = NO_ROW_SLOT;
+            }
+        }
+    }
+
+    /// Pins slot `i`'s tables for this walk if it has an entry and is not
+    /// pinned yet.  False if the cache let go of them: the slot is then
+    /// forgotten.
     #[inline]
-    fn mapping(&mut self, pc: usize) -> Option<&Mapping> {
+    fn pinned(&mut self, i: usize) -> bool {
+        if self.pins[i].is_some() {
+            return true;
+        }
+        let Some(m) = self.set.maps[i].as_ref() else {
+            return false;
+        };
+        let Some(e) = m.entry.as_ref() else {
+            return true;
+        };
+        match e.pin() {
+            Some(t) => {
+                self.pins[i] = Some(t);
+                true
+            }
+            None => {
+                self.forget(i);
+                false
+            }
+        }
+    }
+
+    /// The pinned tables of slot `i`, if its mapping has any.
+    #[inline]
+    fn view(&self, i: usize) -> Option<View<'_>> {
+        let m = self.set.maps[i].as_ref()?;
+        Some(View {
+            bias: m.bias,
+            tables: self.pins[i].as_deref()?,
+        })
+    }
+
+    /// The slot of the mapping at `pc`, looked up if this memo has not
+    /// seen it, its tables pinned.
+    #[inline]
+    fn slot(&mut self, pc: usize) -> Option<usize> {
         let last = self.set.last % MEMO_LEN;
         if self.set.maps[last]
             .as_ref()
-            .is_some_and(|m| m.start <= pc && pc < m.end && !m.stale())
+            .is_some_and(|m| m.start <= pc && pc < m.end)
+            && self.pinned(last)
         {
-            return self.set.maps[last].as_ref();
+            return Some(last);
         }
-        self.mapping_slow(pc)
+        self.slot_slow(pc)
     }
 
     #[inline(never)]
-    fn mapping_slow(&mut self, pc: usize) -> Option<&Mapping> {
+    fn slot_slow(&mut self, pc: usize) -> Option<usize> {
         // Not a user address (the return address 0 of a chain's end, less
         // one): no lookup.
         if !(PAGE_SIZE as usize..USER_END).contains(&pc) {
             return None;
         }
-        let set = &mut *self.set;
-        // Evicted entries go: the cache's cap bounds what memos hold.
-        for i in 0..MEMO_LEN {
-            if set.maps[i].as_ref().is_some_and(|m| m.stale()) {
-                set.forget_slot(i);
-            }
-        }
-        let i = match set
+        let found = self
+            .set
             .maps
             .iter()
-            .position(|m| m.as_ref().is_some_and(|m| m.start <= pc && pc < m.end))
-        {
-            Some(i) => i,
-            None => {
-                let m = Mapping::find(pc)?;
-                let i = set.next % MEMO_LEN;
-                set.forget_slot(i);
-                set.maps[i] = Some(m);
-                set.next = set.next.wrapping_add(1);
+            .position(|m| m.as_ref().is_some_and(|m| m.start <= pc && pc < m.end));
+        let i = match found {
+            Some(i) if self.pinned(i) => i,
+            _ => {
+                let (m, pin) = Mapping::find(pc)?;
+                let i = self.set.next % MEMO_LEN;
+                self.forget(i);
+                self.set.maps[i] = Some(m);
+                self.pins[i] = pin;
+                self.set.next = self.set.next.wrapping_add(1);
                 i
             }
         };
-        set.last = i;
-        set.maps[i].as_ref()
+        self.set.last = i;
+        Some(i)
     }
 
     /// The row for user address `pc`, if its mapping has one, and the
@@ -316,22 +362,20 @@ impl<'a> Memo<'a> {
         }
         let h = (pc ^ (pc >> 5) ^ (pc >> 10)) % ROWS_LEN;
         let r = self.set.rows[h];
-        if r.pc == pc && pc != 0 {
-            // The slot still holds the mapping the row was found in
-            // (`forget_slot()`); an evicted entry goes first.
-            if let Some(m) = self.set.maps[r.map as usize].as_ref() {
-                if !m.stale() {
-                    return m.row(r.which, r.index);
-                }
+        // The slot still holds the mapping the row was found in
+        // (`forget()`); one whose tables went is looked up again.
+        if r.pc == pc && pc != 0 && self.pinned(r.map as usize) {
+            if let Some(v) = self.view(r.map as usize) {
+                return v.row(r.which, r.index);
             }
         }
-        let m = self.mapping(pc)?;
-        let (which, index) = m.row_index(pc)?;
-        let found = m.row(which, index);
-        let map = self.set.last % MEMO_LEN;
+        let i = self.slot(pc)?;
+        let v = self.view(i)?;
+        let (which, index) = v.row_index(pc)?;
+        let found = v.row(which, index);
         self.set.rows[h] = RowSlot {
             pc,
-            map: map as u8,
+            map: i as u8,
             which,
             index,
         };
@@ -353,14 +397,16 @@ impl<'a> Memo<'a> {
         if !self.enabled {
             return None;
         }
-        let m = self.mapping(ip)?;
-        let (which, index, starts_here) = m.row_entry(ip)?;
+        let i = self.slot(ip)?;
+        let v = self.view(i)?;
+        let (which, index, starts_here) = v.row_entry(ip)?;
         if !(starts_here && after_syscall()) {
-            return m.row(which, index?);
+            return v.row(which, index?);
         }
-        let m = self.mapping(ip.wrapping_sub(1))?;
-        let (which, index) = m.row_index(ip.wrapping_sub(1))?;
-        m.row(which, index)
+        let i = self.slot(ip.wrapping_sub(1))?;
+        let v = self.view(i)?;
+        let (which, index) = v.row_index(ip.wrapping_sub(1))?;
+        v.row(which, index)
     }
 
     /// The user addresses around `pc` that have no table (the mapping of
@@ -372,7 +418,8 @@ impl<'a> Memo<'a> {
         if !self.enabled {
             return Some((0, usize::MAX));
         }
-        let m = self.mapping(pc)?;
+        let i = self.slot(pc)?;
+        let m = self.set.maps[i].as_ref()?;
         m.entry.is_none().then_some((m.start, m.end))
     }
 }

@@ -27,7 +27,7 @@ use super::ehframe;
 use super::elf::{self, Ehdr, Phdr, Segments, EHDR_LEN, MAX_SHSTRTAB};
 use super::sframe::{self, HEADER_LEN};
 use super::table::Builder;
-use super::table_cache::{self as cache, Compiled, Entry, Kind, Store};
+use super::table_cache::{self as cache, Compiled, Entry, Kind, Store, Tables};
 use crate::glue::shim::{self, FileId};
 use crate::glue::stats::{self, Stat};
 
@@ -273,15 +273,20 @@ fn read_tables(
     Ok((read_eh(file, ehdr, segs)?, None))
 }
 
-/// The cached entry of `file`'s current version, read if needed; `None`
+/// The cached entry of `file`'s current version, read if needed, with
+/// its tables pinned for this walk (`None` for a negative entry); `None`
 /// on an I/O error or no memory (nothing cached: the next walk retries).
 /// Out of line, as what it calls: a deferred walk runs deep in the
 /// kernel stack, and reading a file needs some of it.
 #[inline(never)]
-pub(crate) fn entry_of(file: &FileRef) -> Option<Arc<Entry>> {
+pub(crate) fn entry_of(file: &FileRef) -> Option<(Arc<Entry>, Option<Arc<Tables>>)> {
     let id = file.id();
     if let Some(e) = cache::get(&id) {
-        return Some(e);
+        let pin = e.pin();
+        // Evicted between the lookup and the pin: read the file again.
+        if pin.is_some() || !e.usable {
+            return Some((e, pin));
+        }
     }
     let (ehdr, segs) = match read_segments(file) {
         Ok(h) => h,
@@ -295,15 +300,17 @@ pub(crate) fn entry_of(file: &FileRef) -> Option<Arc<Entry>> {
     }
 }
 
-/// Caches a new entry; returns it.
+/// Caches a new entry, its tables pinned first (an entry the cache does
+/// not keep loses them at once); returns both.
 #[inline(never)]
 fn insert(
     id: FileId,
     segs: &Segments,
     table: Option<Compiled>,
     fallback: Option<Compiled>,
-) -> Option<Arc<Entry>> {
-    let e = Arc::new(Entry::new(id, *segs, table, fallback), GFP_KERNEL_ACCOUNT).ok()?;
+) -> Option<(Arc<Entry>, Option<Arc<Tables>>)> {
+    let e = Entry::new(id, *segs, table, fallback).ok()?;
+    let pin = e.pin();
     cache::insert(&e);
-    Some(e)
+    Some((e, pin))
 }

@@ -239,6 +239,45 @@ t_sframe_eviction() {
 	return $r
 }
 
+# A task asleep between walks holds no tables (issue 21's bound): its
+# memo keeps only the entries' shells, so once the cache evicts them
+# (a 1 KiB cap, then another file read) the bytes held are 0, though the
+# sleeper still names the mappings; awake, it looks them up again and its
+# walk is exact.  table_bytes_held counts every compiled table alive.
+t_tables_memory_bound() {
+	sf_need v2 || return 4
+	r=0
+	old=$(cat $SFPARAM)
+	cp $SF/v2/sfchain-dyn /tmp/tbhold
+	cp $SF/v2/sfchain-static /tmp/tbother
+	rm -f /tmp/tbfifo /tmp/tbhold.out
+	mkfifo /tmp/tbfifo
+	/tmp/tbhold hold 8 0 </tmp/tbfifo >/tmp/tbhold.out 2>&1 &
+	pid=$!
+	exec 3>/tmp/tbfifo
+	i=0
+	while ! grep -q '^held' /tmp/tbhold.out && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	h1=$(stat table_bytes_held)
+	c1=$(stat sframe_bytes)
+	echo 1 >$SFPARAM
+	/tmp/tbother chain 8 0 >/dev/null || { diag "other file's walk"; r=1; }
+	h2=$(stat table_bytes_held)
+	c2=$(stat sframe_bytes)
+	diag "held $h1 bytes (cache $c1) with the sleeper walked; $h2 (cache $c2) at a 1 KiB cap"
+	grep -q '^held' /tmp/tbhold.out || { diag "the sleeper never walked"; r=1; }
+	expect_ge "bytes held while cached" $h1 1 || r=1
+	expect_eq "bytes held with the sleeper's memo, all evicted" $h2 0 || r=1
+	expect_ge "cap in bytes vs cached bytes" 1024 $c2 || r=1
+	echo $old >$SFPARAM
+	exec 3>&-
+	wait $pid || { diag "the sleeper's second walk"; cat /tmp/tbhold.out; r=1; }
+	rm -f /tmp/tbhold /tmp/tbother /tmp/tbfifo /tmp/tbhold.out
+	return $r
+}
+
 # A process walked again and again looks its mappings up once (the memo
 # a task keeps between walks), and again after every change of its
 # mappings; each walk is exact.  The dlopen tests check that code mapped
@@ -286,4 +325,5 @@ T_SFRAME="t_sframe_chain_v2_static t_sframe_chain_v2_static_pie t_sframe_chain_v
 	t_sframe_shared_dlopen_v2 t_sframe_shared_dlopen_v3 t_sframe_deferred_v2 t_sframe_deferred_v3 t_sframe_mixed_fp_v2 t_sframe_mixed_fp_v3 \
 	t_sframe_prologue_epilogue_v2 t_sframe_prologue_epilogue_v3 t_sframe_off_control \
 	t_sframe_hostile t_sframe_replaced_file t_sframe_eviction \
-	t_sframe_perf_defer_v2 t_sframe_perf_defer_v3 t_sframe_mappings_memo t_sframe_unload_cached"
+	t_sframe_perf_defer_v2 t_sframe_perf_defer_v3 t_sframe_mappings_memo t_tables_memory_bound \
+	t_sframe_unload_cached"

@@ -302,7 +302,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "edges"))
 		return test_edges(atoi(argv[2]));
 	if (argc < 4) {
-		ut_diag("usage: sfchain chain|mixed|lib|dlopen DEPTH MODE [...] | edges MODE");
+		ut_diag("usage: sfchain chain|hold|mixed|lib|dlopen DEPTH MODE [...] | edges MODE");
 		return UT_FAIL;
 	}
 	if (!strcmp(argv[1], "chain"))
@@ -333,6 +333,17 @@ int main(int argc, char **argv)
 				return UT_FAIL;
 		}
 		return UT_PASS;
+	}
+	if (!strcmp(argv[1], "hold")) {
+		/* Walked, then asleep until stdin's EOF, then walked again. */
+		char buf[16];
+
+		if (run_one(RUN_CHAIN, atoi(argv[2]), atoi(argv[3]), NULL, how))
+			return UT_FAIL;
+		printf("held\n");
+		while (read(0, buf, sizeof(buf)) > 0)
+			;
+		return run_one(RUN_CHAIN, atoi(argv[2]), atoi(argv[3]), NULL, how);
 	}
 	if (!strcmp(argv[1], "mixed"))
 		return run_one(RUN_MIXED, atoi(argv[2]), atoi(argv[3]), NULL, how);
