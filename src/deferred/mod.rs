@@ -232,46 +232,68 @@ pub(crate) unsafe fn init(work: *mut UnwindWork, func: UnwindCallback, pin: Pin)
 /// `work` must be NULL or point to a live `struct unwind_work`.  Must not be
 /// called from one of the callbacks (it waits for them).
 pub(crate) unsafe fn cancel(work: *mut UnwindWork) {
-    if work.is_null() {
+    // SAFETY: Per the contract.
+    unsafe { cancel_all(&[work]) };
+}
+
+/// Cancels `works` with one wait for requests and callbacks, not one per
+/// work (perf's several works at unload).
+///
+/// # Safety
+///
+/// As [`cancel()`], for each of `works`.
+pub(crate) unsafe fn cancel_all(works: &[*mut UnwindWork]) {
+    let mut bits = 0usize;
+    for &work in works {
+        if work.is_null() {
+            continue;
+        }
+        // SAFETY: Valid per the contract.
+        let Some(bit) = (unsafe { registered_bit(work) }) else {
+            continue;
+        };
+        if SLOTS[bit]
+            .compare_exchange(work, ptr::null_mut(), Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {
+            // A concurrent cancel won.
+            continue;
+        }
+        // SAFETY: Valid per the contract.
+        unsafe { work_bit(work) }.store(-1, Ordering::Relaxed);
+        bits |= 1 << bit;
+    }
+    if bits == 0 {
         return;
     }
-    // SAFETY: Valid per the contract.
-    let Some(bit) = (unsafe { registered_bit(work) }) else {
-        return;
-    };
-    if SLOTS[bit]
-        .compare_exchange(work, ptr::null_mut(), Ordering::AcqRel, Ordering::Relaxed)
-        .is_err()
-    {
-        // A concurrent cancel won.
-        return;
-    }
-    // SAFETY: Valid per the contract.
-    unsafe { work_bit(work) }.store(-1, Ordering::Relaxed);
     // Requests run with interrupts off (an RCU read-side section): after
-    // this none can still set the bit.  Callbacks only run from the task
+    // this none can still set the bits.  Callbacks only run from the task
     // work and exit hooks, inside the hooks' SRCU section: wait for them.
     // SAFETY: Cancel runs in process context.
     unsafe {
         bindings::synchronize_rcu();
         bindings::unwind_hooks_synchronize();
     }
-    let b = 1usize << bit;
     TaskInfo::for_each_thread(|info| {
-        info.mask().fetch_and(!b, Ordering::AcqRel);
+        info.mask().fetch_and(!bits, Ordering::AcqRel);
         if let Some(c) = cache::get(&info) {
-            c.completed().fetch_and(!b, Ordering::AcqRel);
+            c.completed().fetch_and(!bits, Ordering::AcqRel);
         }
     });
     // A task work that read its mask before the loop above may still hold
-    // the bit: wait for it before a new work can get the bit.
+    // a bit: wait for it before a new work can get the bit.
     // SAFETY: As above.
     unsafe { bindings::unwind_hooks_synchronize() };
-    let unpinned = UNPINNED_BITS.fetch_and(!b, Ordering::Relaxed) & b != 0;
-    USED_BITS.fetch_and(!b, Ordering::AcqRel);
-    if !unpinned {
-        // SAFETY: Drops the reference taken in `init()`.
-        unsafe { bindings::module_put(crate::THIS_MODULE.as_ptr()) };
+    let mut left = bits;
+    while left != 0 {
+        let b = 1usize << left.trailing_zeros();
+        left &= left - 1;
+        let unpinned = UNPINNED_BITS.fetch_and(!b, Ordering::Relaxed) & b != 0;
+        USED_BITS.fetch_and(!b, Ordering::AcqRel);
+        if !unpinned {
+            // SAFETY: Drops the reference taken in `init()`.
+            unsafe { bindings::module_put(crate::THIS_MODULE.as_ptr()) };
+        }
     }
 }
 

@@ -104,8 +104,8 @@ pub struct Request {
     pub already: bool,
     /// `already`, and no task work was pending: this entry's batch with
     /// the work was taken, so its callback has begun or is done.  A deferred
-    /// perf sample after its record would stay unmerged: perf walks this
-    /// one synchronously instead.
+    /// perf sample after its record would stay unmerged: perf asks another
+    /// of its works instead.
     pub taken: bool,
     /// This request set `PENDING`: the caller queues the task work, and
     /// clears `undo` from the mask if it cannot.

@@ -4,7 +4,7 @@
 //!
 //! perf core is built in, so it cannot hold a `struct unwind_work` of this
 //! module: it asks through the hook table's `perf_request`, which requests
-//! this module's own work for it, and gets the stack back through
+//! this module's own works for it, and gets the stack back through
 //! `perf_callchain_deferred()`, which writes `PERF_RECORD_CALLCHAIN_DEFERRED`
 //! (kernel patch 0005).  While the work is not registered (before load,
 //! during unload) requests fail and perf walks the user stack synchronously.
@@ -25,15 +25,23 @@ extern "C" {
     fn perf_callchain_deferred(cookie: u64, ips: *const usize, nr: c_uint) -> c_int;
 }
 
-/// perf's work.  Only `deferred` touches it, through a raw pointer, as it
-/// does every consumer's `struct unwind_work`.
+/// One of perf's works.  Only `deferred` touches it, through a raw
+/// pointer, as it does every consumer's `struct unwind_work`.
 struct PerfWork(UnsafeCell<UnwindWork>);
 
 // SAFETY: The cell is only reached through `deferred`'s protocol, which
 // synchronizes every access to a registered work.
 unsafe impl Sync for PerfWork {}
 
-static WORK: PerfWork = PerfWork(UnsafeCell::new(UnwindWork::EMPTY));
+/// perf's works, asked in turn.  A sample taken once a work's callback
+/// for this entry has begun (its request `taken`) would carry a cookie
+/// whose record is already behind it, and stay unmerged: it asks the next
+/// work, whose callback writes the same cookie's record again, after it
+/// (the tool merges every sample queued before a record of its cookie).
+/// After the last, perf walks the sample synchronously.
+static WORKS: [PerfWork; N_WORKS] =
+    [const { PerfWork(UnsafeCell::new(UnwindWork::EMPTY)) }; N_WORKS];
+const N_WORKS: usize = 3;
 
 unsafe extern "C" fn callback(_work: *mut UnwindWork, trace: *mut UnwindStacktrace, cookie: u64) {
     // SAFETY: `deferred` passes a valid trace, the same for every work.
@@ -55,35 +63,43 @@ pub(super) unsafe extern "C" fn request(cookie: *mut u64) -> c_int {
     let Some(cookie) = (unsafe { cookie.as_mut() }) else {
         return EINVAL.to_errno();
     };
-    // SAFETY: `WORK` is static.
-    match unsafe { deferred::request(WORK.0.get(), cookie) } {
-        // The record of this entry is written or being written: a sample
-        // with its cookie now would come after it and stay unmerged, so
-        // perf walks this one synchronously (the stack is the same).
-        Ok(r) if r.taken => {
-            *cookie = 0;
-            -(kernel::bindings::EALREADY as c_int)
+    for w in &WORKS {
+        // SAFETY: `WORKS` is static.
+        match unsafe { deferred::request(w.0.get(), cookie) } {
+            Ok(r) if r.taken => continue,
+            Ok(r) => return c_int::from(r.already),
+            Err(e) => return e.to_errno(),
         }
-        Ok(r) => c_int::from(r.already),
-        Err(e) => e.to_errno(),
     }
+    *cookie = 0;
+    -(kernel::bindings::EALREADY as c_int)
 }
 
-/// perf's registered work; dropping it cancels the work, which must happen
+/// perf's registered works; dropping it cancels them, which must happen
 /// before the hooks go.
 pub(crate) struct Registration;
 
 impl Registration {
     pub(crate) fn new() -> Result<Self> {
-        // SAFETY: `WORK` is static, and `Drop` cancels it before unload.
-        unsafe { deferred::init(WORK.0.get(), Some(callback), Pin::No) }?;
+        for (i, w) in WORKS.iter().enumerate() {
+            // SAFETY: `WORKS` is static, and `Drop` (or the unwinding
+            // below) cancels each before unload.
+            if let Err(e) = unsafe { deferred::init(w.0.get(), Some(callback), Pin::No) } {
+                for w in &WORKS[..i] {
+                    // SAFETY: Registered above; this is no callback.
+                    unsafe { deferred::cancel(w.0.get()) };
+                }
+                return Err(e);
+            }
+        }
         Ok(Self)
     }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        // SAFETY: `WORK` is static; this is no callback.
-        unsafe { deferred::cancel(WORK.0.get()) };
+        let works: [*mut UnwindWork; N_WORKS] = core::array::from_fn(|i| WORKS[i].0.get());
+        // SAFETY: `WORKS` is static; this is no callback.
+        unsafe { deferred::cancel_all(&works) };
     }
 }
