@@ -301,7 +301,8 @@ pub(crate) unsafe fn cancel_all(works: &[*mut UnwindWork]) {
 pub(crate) struct Requested {
     /// The work had already requested in this entry.
     pub(crate) already: bool,
-    /// ... and its callback for this entry has begun or is done.
+    /// ... and its callback for this entry has begun (its batch was
+    /// taken) or is done.
     pub(crate) taken: bool,
 }
 
@@ -332,9 +333,14 @@ pub(crate) unsafe fn request(work: *mut UnwindWork, cookie: &mut u64) -> Result<
         queue(&info, p, r.undo)?;
     }
     *cookie = r.cookie;
+    // Its callback may also be done while another work's request set
+    // `PENDING` again: `completed` says so (reset with the mask).
+    let done = || {
+        cache::get(&info).is_some_and(|c| c.completed().load(Ordering::Acquire) & (1 << bit) != 0)
+    };
     Ok(Requested {
         already: r.already,
-        taken: r.taken,
+        taken: r.taken || (r.already && done()),
     })
 }
 
