@@ -39,6 +39,7 @@ struct UnwindDeferred {
 impl kernel::Module for UnwindDeferred {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let debugfs = glue::stats::Debugfs::new();
+        glue::shim::cookie_seed();
         let hooks = glue::hooks::Registration::new()?;
         let perf = glue::perf::Registration::new()?;
         pr_info!("deferred user unwinding ready\n");

@@ -5,6 +5,9 @@
 //!
 //! The cookie is `(cpu + 1) << 48 | per-CPU count`: the CPU part keeps it
 //! non-zero and the per-CPU counters apart (16 bits hold any `NR_CPUS`).
+//! The counters start from the clock at every load (`shim.c`), so a
+//! reloaded module never hands out a cookie of an earlier load (the count
+//! wraps after 2^48 units of 16 ns, 52 days: no cookie lives that long).
 //! `protocol.rs` installs one on the first request in an entry and drops it
 //! on the way back to user space.
 

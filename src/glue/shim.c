@@ -11,6 +11,7 @@
 #include <linux/fs.h>
 #include <linux/hardirq.h>
 #include <linux/irqflags.h>
+#include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
 #include <linux/module.h>
@@ -301,6 +302,21 @@ bool unwind_rs_irqs_disabled(void)
 
 /* Zero-initialised: 6.12 does not relocate a module's per-CPU template. */
 static DEFINE_PER_CPU(u64, unwind_rs_cookie_counts);
+
+/*
+ * The counters start from the clock, in 16 ns units, at every load: no
+ * CPU hands out a cookie every 16 ns, so a count never passes the clock,
+ * and a module loaded later starts above every cookie an earlier one
+ * handed out (they must never repeat: see cookie.rs).
+ */
+void unwind_rs_cookie_seed(void)
+{
+	u64 seed = ktime_get_ns() >> 4;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		per_cpu(unwind_rs_cookie_counts, cpu) = seed;
+}
 
 /* This CPU's next count, and the CPU: interrupts are off. */
 u64 unwind_rs_cookie_count(unsigned int *cpu)

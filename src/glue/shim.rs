@@ -31,6 +31,7 @@ extern "C" {
     pub(crate) fn unwind_rs_in_hardirq() -> bool;
     pub(crate) fn unwind_rs_irqs_disabled() -> bool;
     fn unwind_rs_cookie_count(cpu: *mut c_uint) -> u64;
+    fn unwind_rs_cookie_seed();
     /// Current's user registers, whether SFrame may be used and the
     /// memo's key, in one call: false without user registers.
     pub(crate) fn unwind_rs_walk_ctx(c: *mut WalkCtx) -> bool;
@@ -249,6 +250,14 @@ pub(crate) fn segment_base(selector: u16, _irq: &IrqGuard) -> usize {
     // SAFETY: Interrupts are off (`_irq`), which the helper requires, and it
     // copes with any selector.
     unsafe { bindings::segment_base_address(u32::from(selector)) as usize }
+}
+
+/// Starts every CPU's cookie counter from the clock (module init, before
+/// any cookie is handed out).
+pub(crate) fn cookie_seed() {
+    // SAFETY: Called once at init, before the hooks are registered: no
+    // counter is in use.
+    unsafe { unwind_rs_cookie_seed() };
 }
 
 /// This CPU and its next cookie count (a per-CPU counter, never 0).

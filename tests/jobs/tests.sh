@@ -173,6 +173,28 @@ for t in task nmi irq cookie_same cookie_new cookie_cpus cache mask errors \
 	T_DEFERRED_COMPAT="$T_DEFERRED_COMPAT t_deferred_compat_$t"
 done
 
+# Cookies never repeat across a reload of the core (issue 23, item 3):
+# the per-CPU counters start from the clock, not from 1.  Leaves both
+# modules loaded.
+t_deferred_cookies_reload() {
+	r=0
+	for round in 1 2; do
+		rmmod unwind_test && unload_core && load_core &&
+			insmod $MODDIR/unwind_test.ko || return 1
+		$D64 cookies 16 | grep '^[0-9]' >/tmp/cookies$round || r=1
+	done
+	set -- $(wc -l </tmp/cookies1) $(wc -l </tmp/cookies2) \
+		$(sort -n /tmp/cookies1 | tail -1) $(sort -n /tmp/cookies2 | head -1) \
+		$(sort /tmp/cookies1 /tmp/cookies2 | uniq -d | wc -l)
+	diag "16 cookies on CPU 0 per load: the last before the reload $3, the first after $4"
+	expect_eq "cookies before" $1 16 || r=1
+	expect_eq "cookies after" $2 16 || r=1
+	expect_eq "cookies seen in both loads" $5 0 || r=1
+	[ "$4" -gt "$3" ] || { diag "FAIL: a cookie after the reload is below one before"; r=1; }
+	rm -f /tmp/cookies1 /tmp/cookies2
+	return $r
+}
+
 t_deferred_unload_refused() {
 	# unwind_test holds registered works: the core must stay.
 	rmmod unwind_deferred 2>/dev/null && { diag "core unloaded under a consumer"; return 1; }
@@ -370,7 +392,8 @@ T_FIRST="t_module_load t_module_reload_20x t_hooks_static_key t_module_load_with
 	t_hooks_fork_exit_free t_hooks_exit_to_user t_ia32_emulation"
 T_UNWIND="$T_NAMES t_unwind_compat_segment_bases t_unwind_fuzz64 t_unwind_fuzz32 \
 	t_unwind_walks_counted"
-T_DEFERRED_ALL="$T_DEFERRED $T_DEFERRED_COMPAT t_deferred_unload_refused t_deferred_stress"
+T_DEFERRED_ALL="$T_DEFERRED $T_DEFERRED_COMPAT t_deferred_cookies_reload t_deferred_unload_refused \
+	t_deferred_stress"
 T_LAST="$T_CONSUMERS t_deferred_unload_1000 t_module_unload_all"
 . "${UNWIND_RS_JOBS:-/jobs}/perf_tests.sh"
 . "${UNWIND_RS_JOBS:-/jobs}/sframe_tests.sh"

@@ -252,6 +252,21 @@ static int t_cookie_new(void)
 	return ut_result();
 }
 
+/* Prints the cookies of @n entries on CPU 0, one per line. */
+static int t_cookies(int n)
+{
+	struct ut_deferred g = { .op = UT_OP_GET_COOKIE };
+	int i;
+
+	pin(0);
+	for (i = 0; i < n; i++) {
+		do_op(&g);
+		ut_check(g.cookie != 0, "cookie 0");
+		printf("%llu\n", (unsigned long long)g.cookie);
+	}
+	return ut_result();
+}
+
 static uint64_t cpu_cookie[2];
 
 static void *cookie_thread(void *arg)
@@ -619,6 +634,8 @@ int main(int argc, char **argv)
 		return t_cookie_new();
 	if (!strcmp(t, "cookie_cpus"))
 		return t_cookie_cpus();
+	if (!strcmp(t, "cookies"))
+		return t_cookies(n);
 	if (!strcmp(t, "cache"))
 		return t_cache();
 	if (!strcmp(t, "mask"))
