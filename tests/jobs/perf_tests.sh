@@ -308,6 +308,46 @@ t_perf_defer_uretprobe() {
 	return $r
 }
 
+# perf_event_open() fuzzing of the deferred-callchain attributes (issue
+# 23, item 6; tests/user/perf_fuzz.c): random groups of software events
+# with defer_callchain/defer_output and everything around them, per task
+# and per CPU, children that fork, exec, signal and exit, every ring
+# buffer record checked; the core is unloaded and loaded again every
+# second under it.  ut.fuzz_seed= and ut.fuzz_events= on the kernel
+# command line replay a run.  Leaves both modules loaded.
+t_fuzz_perf_attrs() {
+	r=0
+	seed=${FUZZ_SEED:-$(date +%s)}
+	rm -f /tmp/fuzz.done /tmp/fuzz.reloads
+	(
+		n=0
+		while [ ! -e /tmp/fuzz.done ]; do
+			sleep 1
+			grep -q '^unwind_test ' /proc/modules && rmmod unwind_test
+			i=0
+			until rmmod unwind_deferred 2>/dev/null; do
+				i=$((i + 1))
+				[ $i -ge 200 ] && break
+				sleep 0.01
+			done
+			grep -q '^unwind_deferred ' /proc/modules || { load_core && n=$((n + 1)); }
+			insmod $MODDIR/unwind_test.ko
+		done
+		echo $n >/tmp/fuzz.reloads
+	) &
+	lp=$!
+	$BIN/perf_fuzz64 $seed ${FUZZ_EVENTS:-100000} >/tmp/fuzz.out 2>&1 || r=1
+	touch /tmp/fuzz.done
+	wait $lp
+	cat /tmp/fuzz.out
+	diag "seed $seed: the core reloaded $(cat /tmp/fuzz.reloads 2>/dev/null) times under it"
+	expect_ge "reloads under the fuzzer" "$(cat /tmp/fuzz.reloads 2>/dev/null || echo 0)" 1 || r=1
+	grep -q '^unwind_deferred ' /proc/modules || load_core || r=1
+	grep -q '^unwind_test ' /proc/modules || insmod $MODDIR/unwind_test.ko || r=1
+	rm -f /tmp/fuzz.done /tmp/fuzz.reloads /tmp/fuzz.out
+	return $r
+}
+
 # trace-cmd records the ftrace consumer's events; each request's cookie
 # comes back with a stack in trace-cmd's report.
 t_trace_cmd_events() {
@@ -342,5 +382,5 @@ t_trace_cmd_events() {
 # The last three unload the core and end with it and unwind_test loaded.
 T_PERF="t_perf_defer64 t_perf_defer32 t_perf_defer_exiting_threads \
 	t_perf_defer_system_wide t_perf_defer_max_stack t_perf_defer_uretprobe \
-	t_trace_cmd_events t_perf_defer_without_module t_perf_defer_unload \
+	t_fuzz_perf_attrs t_trace_cmd_events t_perf_defer_without_module t_perf_defer_unload \
 	t_perf_defer_module_loaded_during"
