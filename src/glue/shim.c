@@ -20,6 +20,7 @@
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
@@ -277,12 +278,32 @@ fault_a:
 	return -EFAULT;
 }
 
+/*
+ * Whether the walk may sleep: fault user pages in, take current's mmap
+ * lock, read files (the unwind tables).
+ */
 bool unwind_rs_can_fault(void)
 {
 	/* preemptible(): a zero preempt count (task context) and IRQs on. */
-	if (IS_ENABLED(CONFIG_PREEMPT_COUNT))
-		return preemptible() && !pagefault_disabled();
-	return in_task() && !irqs_disabled() && !faulthandler_disabled();
+	if (IS_ENABLED(CONFIG_PREEMPT_COUNT)) {
+		if (!preemptible() || pagefault_disabled())
+			return false;
+	} else if (!in_task() || irqs_disabled() || faulthandler_disabled()) {
+		return false;
+	}
+	/* A preemptible RCU read side keeps the preempt count at zero. */
+	if (rcu_preempt_depth())
+		return false;
+	/*
+	 * A caller holding current's mmap lock would deadlock against a
+	 * queued writer when the tables' lookup takes it again; only lockdep
+	 * knows about a read hold (see unwind_user_faultable()'s kernel-doc).
+	 */
+#ifdef CONFIG_LOCKDEP
+	if (current->mm && lockdep_is_held(&current->mm->mmap_lock) == LOCK_STATE_HELD)
+		return false;
+#endif
+	return true;
 }
 
 bool unwind_rs_in_nmi(void)

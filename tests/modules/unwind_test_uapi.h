@@ -16,6 +16,8 @@ enum ut_mode {
 	UT_MODE_ITERATE = 1,		/* for_each_user_frame() */
 	UT_MODE_FAULTABLE = 2,		/* unwind_user_faultable() */
 	UT_MODE_FAULTABLE_TWICE = 3,	/* twice in one entry: cache hit */
+	UT_MODE_UNWIND_USER_RCU = 4,	/* unwind_user() in rcu_read_lock() */
+	UT_MODE_UNWIND_USER_MMAP = 5,	/* unwind_user(), current's mmap lock held */
 };
 
 struct ut_unwind {

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* UT_IOC_UNWIND: the caller asks for an unwind of its own stack. */
+#include <linux/mmap_lock.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -23,6 +25,20 @@ static int ut_walk(struct ut_unwind *req, unsigned long *buf)
 			return unwind_user(&trace, req->max);
 		}
 		ret = unwind_user(&trace, req->max);
+		req->nr = trace.nr;
+		return ret;
+	case UT_MODE_UNWIND_USER_RCU:
+		/* No sleeping here: frame pointers only, no tables. */
+		rcu_read_lock();
+		ret = unwind_user(&trace, req->max);
+		rcu_read_unlock();
+		req->nr = trace.nr;
+		return ret;
+	case UT_MODE_UNWIND_USER_MMAP:
+		/* The tables' lookup would take the lock again. */
+		mmap_read_lock(current->mm);
+		ret = unwind_user(&trace, req->max);
+		mmap_read_unlock(current->mm);
 		req->nr = trace.nr;
 		return ret;
 	case UT_MODE_ITERATE:
