@@ -5,8 +5,9 @@
  * trinity never sets.  Each round opens a group of one to four software
  * events with random sample types, read formats, exclusions, inherit,
  * frequency, sample_max_stack and side-band bits, on a child (per task) or
- * on a CPU; the child forks, execs, signals itself, starts threads and
- * exits under them; then every record in the ring buffers is checked
+ * on a CPU, and 400 more opened and closed again on the waiting
+ * child; the child forks, execs, signals itself, starts threads and
+ * exits under the group; then every record in the ring buffers is checked
  * (header size, PERF_RECORD_CALLCHAIN_DEFERRED's length) and the counters
  * are read.  Reproducible: the seed is printed and is an argument.
  *
@@ -77,48 +78,37 @@ static void *thread_fn(void *arg)
 	return NULL;
 }
 
-/* The child's work: spins, syscalls, signals, threads, forks, an exec. */
+/*
+ * The child's work: spins, syscalls, a signal, a thread, a fork; an exec
+ * of this program in one round of eight (@kind's bits choose).
+ */
 static void workload(const char *self, unsigned int kind, int depth)
 {
 	volatile unsigned long spin;
 	pthread_t t;
 	pid_t p;
-	int i;
 
 	signal(SIGUSR1, nothing);
-	for (i = 0; i < 4; i++) {
-		switch ((kind + i) % 6) {
-		case 0:
-			for (spin = 0; spin < 200000; spin++)
-				;
-			break;
-		case 1:
-			for (spin = 0; spin < 200; spin++)
-				syscall(SYS_getppid);
-			break;
-		case 2:
-			raise(SIGUSR1);
-			break;
-		case 3:
-			if (!pthread_create(&t, NULL, thread_fn, (void *)100000UL))
-				pthread_join(t, NULL);
-			break;
-		case 4:
-			p = fork();
-			if (p == 0)
-				_exit(0);
-			if (p > 0)
-				waitpid(p, NULL, 0);
-			break;
-		case 5:
-			if (depth == 0) {
-				char arg[16];
+	for (spin = 0; spin < 100000; spin++)
+		;
+	for (spin = 0; spin < 100; spin++)
+		syscall(SYS_getppid);
+	if (kind & 1)
+		raise(SIGUSR1);
+	if ((kind & 2) && !pthread_create(&t, NULL, thread_fn, (void *)50000UL))
+		pthread_join(t, NULL);
+	if (kind & 4) {
+		p = fork();
+		if (p == 0)
+			_exit(0);
+		if (p > 0)
+			waitpid(p, NULL, 0);
+	}
+	if (depth == 0 && (kind >> 3) % 8 == 0) {
+		char arg[16];
 
-				snprintf(arg, sizeof(arg), "%u", kind + 1);
-				execl(self, self, "child", arg, (char *)NULL);
-			}
-			break;
-		}
+		snprintf(arg, sizeof(arg), "%u", kind & 7);
+		execl(self, self, "child", arg, (char *)NULL);
 	}
 }
 
@@ -236,7 +226,42 @@ static void drain(void *base, unsigned int pages)
 	__atomic_store_n(&m->data_tail, head, __ATOMIC_RELEASE);
 }
 
-static void round_once(const char *self)
+/*
+ * Events opened on the waiting child and closed again, a ring buffer
+ * mapped on some, some enabled: the attribute checks and the teardown
+ * paths, at volume (a child costs much more than an event).
+ */
+static void quick_events(pid_t child, int count)
+{
+	struct perf_event_attr a;
+	int i, fd, per_cpu;
+	void *m;
+
+	for (i = 0; i < count; i++) {
+		per_cpu = chance(25);
+		random_attr(&a, 1);
+		fd = syscall(SYS_perf_event_open, &a, per_cpu ? -1 : child,
+			     per_cpu ? (int)below(2) : -1, -1, 0);
+		if (fd < 0) {
+			st.rejected++;
+			continue;
+		}
+		st.opened++;
+		if (*attr_flags(&a) & (ATTR_DEFER_CALLCHAIN | ATTR_DEFER_OUTPUT))
+			st.with_defer++;
+		if (chance(20)) {
+			m = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			if (m != MAP_FAILED) {
+				ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+				drain(m, 1);
+				munmap(m, 2 * 4096);
+			}
+		}
+		close(fd);
+	}
+}
+
+static void round_once(const char *self, int quick)
 {
 	struct perf_event_attr a;
 	int fds[MAX_GROUP], n = 0, i, tries, go[2], per_cpu = chance(25);
@@ -260,6 +285,7 @@ static void round_once(const char *self)
 	}
 	close(go[0]);
 	st.children++;
+	quick_events(child, quick);
 	for (i = 0, tries = 0; i < 1 + (int)below(MAX_GROUP); i++) {
 		random_attr(&a, i == 0);
 		fds[n] = syscall(SYS_perf_event_open, &a, per_cpu ? -1 : child,
@@ -326,7 +352,7 @@ int main(int argc, char **argv)
 	rng = seed ? seed : 1;
 	printf("# seed %llu\n", (unsigned long long)seed);
 	while (st.opened < events && !st.bad)
-		round_once(argv[0]);
+		round_once(argv[0], 400);
 	printf("# %lu events opened (%lu with a defer bit), %lu rejected, %lu children; "
 	       "%lu records, %lu deferred callchains, %lu lost, %lu failed reads\n",
 	       st.opened, st.with_defer, st.rejected, st.children, st.records, st.deferred,
