@@ -153,6 +153,28 @@ t_unwind_fuzz32() {
 	$U32 fuzz 100000 $seed
 }
 
+# unwind_user() where it must not sleep (issue 23, item 4): inside a
+# preemptible RCU read side, and with current's mmap lock held, the walk
+# uses frame pointers only (no table step, no mapping lookup: both could
+# sleep, the second deadlock) and is exact for this frame-pointer program;
+# the same call outside them does use the tables (.eh_frame).
+t_unwind_no_tables_where_no_sleep() {
+	r=0
+	for mode in 0 4 5; do
+		f0=$(stat ehframe_frames)
+		l0=$(stat map_lookups)
+		$U64 chain 8 64 $mode >/dev/null || { diag "mode $mode: not exact"; r=1; }
+		set -- $(( $(stat ehframe_frames) - f0 )) $(( $(stat map_lookups) - l0 ))
+		diag "mode $mode: ehframe_frames +$1, map_lookups +$2"
+		case $mode in
+		0) expect_ge "table steps in task context" $1 1 || r=1 ;;
+		*) expect_eq "mode $mode: table steps" $1 0 || r=1
+		   expect_eq "mode $mode: mapping lookups" $2 0 || r=1 ;;
+		esac
+	done
+	return $r
+}
+
 t_unwind_walks_counted() {
 	# Direct unwind_user() calls do not touch the cache or the counter.
 	w0=$(stat walks)
@@ -391,7 +413,7 @@ t_module_unload_all() {
 T_FIRST="t_module_load t_module_reload_20x t_hooks_static_key t_module_load_without_debugfs \
 	t_hooks_fork_exit_free t_hooks_exit_to_user t_ia32_emulation"
 T_UNWIND="$T_NAMES t_unwind_compat_segment_bases t_unwind_fuzz64 t_unwind_fuzz32 \
-	t_unwind_walks_counted"
+	t_unwind_walks_counted t_unwind_no_tables_where_no_sleep"
 T_DEFERRED_ALL="$T_DEFERRED $T_DEFERRED_COMPAT t_deferred_cookies_reload t_deferred_unload_refused \
 	t_deferred_stress"
 T_LAST="$T_CONSUMERS t_deferred_unload_1000 t_module_unload_all"
