@@ -297,7 +297,7 @@ bool unwind_rs_can_fault(void)
 	/*
 	 * A caller holding current's mmap lock would deadlock against a
 	 * queued writer when the tables' lookup takes it again; only lockdep
-	 * knows about a read hold (see unwind_user_faultable()'s kernel-doc).
+	 * knows about a read hold (a limit in the README).
 	 */
 #ifdef CONFIG_LOCKDEP
 	if (current->mm && lockdep_is_held(&current->mm->mmap_lock) == LOCK_STATE_HELD)
