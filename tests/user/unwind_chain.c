@@ -864,6 +864,23 @@ static int test_segment_bad(void)
 
 /* --- argument checks ------------------------------------------------ */
 
+/*
+ * unwind_user() where the caller may not sleep (@mode: in an RCU read
+ * side, or with our mmap lock held): -EINVAL and no frame, since the
+ * synchronous API may fault.
+ */
+static int test_refused(int mode)
+{
+	struct ut_unwind req = { .max = 16, .mode = mode, .entries = (uintptr_t)frames };
+	long ret = ioctl(ctl_fd, UT_IOC_UNWIND, &req);
+
+	ut_diag("mode %d: ioctl %ld, API %d, %u frames", mode, ret, req.ret, req.nr);
+	ut_check(ret == 0, "ioctl: %s", strerror(errno));
+	ut_check(req.ret == -EINVAL, "want -EINVAL");
+	ut_check(req.nr == 0, "want no frame");
+	return ut_result();
+}
+
 static int test_errors(void)
 {
 	struct ut_unwind req = { .entries = (uintptr_t)frames };
@@ -921,6 +938,8 @@ int main(int argc, char **argv)
 		return test_fuzz(atol(argv[2]), strtoull(argv[3], NULL, 0));
 	if (!strcmp(argv[1], "errors"))
 		return test_errors();
+	if (!strcmp(argv[1], "refused") && argc == 3)
+		return test_refused(atoi(argv[2]));
 #ifndef __x86_64__
 	if (!strcmp(argv[1], "ldt"))
 		return test_ldt();
