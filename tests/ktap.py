@@ -66,10 +66,10 @@ def main():
                 print(line)
                 details.append(f"{line}\n" + "".join(
                     f"{d}\n" for d in diag[-DIAG_LINES:]))
-            if line.startswith("#"):
-                diag.append(line)
+            if re.match(r"^#\s+(not )?ok \d+ ", line) or not line.startswith("#"):
+                diag = []  # a nested result ends its test's diagnostics
             else:
-                diag = []
+                diag.append(line)
             continue
         seen += 1
         print(line)

@@ -49,6 +49,16 @@ class KtapTest(unittest.TestCase):
         self.assertIn("RIP: 0010:resume_user_mode_work", text)
         self.assertNotIn("not ok 1", text)
 
+    def test_details_of_a_nested_failure_are_its_own(self):
+        log = ("1..1\n# ok 1 a\n# # b's line\n# not ok 2 b # exit 1\nnot ok 1 group # exit=1\n")
+        with tempfile.TemporaryDirectory() as d:
+            details = os.path.join(d, "details")
+            summarise(log, "--details", details)
+            with open(details) as f:
+                text = f.read()
+        self.assertIn("# not ok 2 b # exit 1\n# # b's line\n", text)
+        self.assertNotIn("# ok 1 a", text)
+
     def test_no_details_when_clean(self):
         with tempfile.TemporaryDirectory() as d:
             details = os.path.join(d, "details")
