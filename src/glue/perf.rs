@@ -79,16 +79,20 @@ pub(super) unsafe extern "C" fn request(cookie: *mut u64) -> c_int {
 /// before the hooks go.
 pub(crate) struct Registration;
 
+/// The works, as `deferred` takes them.
+fn works() -> [*mut UnwindWork; N_WORKS] {
+    core::array::from_fn(|i| WORKS[i].0.get())
+}
+
 impl Registration {
     pub(crate) fn new() -> Result<Self> {
-        for (i, w) in WORKS.iter().enumerate() {
+        let works = works();
+        for (i, &w) in works.iter().enumerate() {
             // SAFETY: `WORKS` is static, and `Drop` (or the unwinding
             // below) cancels each before unload.
-            if let Err(e) = unsafe { deferred::init(w.0.get(), Some(callback), Pin::No) } {
-                for w in &WORKS[..i] {
-                    // SAFETY: Registered above; this is no callback.
-                    unsafe { deferred::cancel(w.0.get()) };
-                }
+            if let Err(e) = unsafe { deferred::init(w, Some(callback), Pin::No) } {
+                // SAFETY: Registered above; this is no callback.
+                unsafe { deferred::cancel_all(&works[..i]) };
                 return Err(e);
             }
         }
@@ -98,8 +102,7 @@ impl Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        let works: [*mut UnwindWork; N_WORKS] = core::array::from_fn(|i| WORKS[i].0.get());
         // SAFETY: `WORKS` is static; this is no callback.
-        unsafe { deferred::cancel_all(&works) };
+        unsafe { deferred::cancel_all(&works()) };
     }
 }

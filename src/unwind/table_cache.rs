@@ -231,17 +231,17 @@ impl Entry {
         table: Option<Compiled>,
         fallback: Option<Compiled>,
     ) -> Result<Arc<Self>> {
-        let tables = match table {
+        let (tables, bytes) = match table {
             Some(table) => {
                 let t = Tables { table, fallback };
                 let bytes = t.bytes();
                 let t = Arc::new(t, GFP_KERNEL_ACCOUNT)?;
                 stats::add(Stat::TableBytesHeld, bytes as u64);
-                Some(t)
+                (Some(t), bytes)
             }
-            None => None,
+            None => (None, 0),
         };
-        let cost = ENTRY_OVERHEAD + tables.as_ref().map_or(0, |t| t.bytes());
+        let cost = ENTRY_OVERHEAD + bytes;
         let usable = tables.is_some();
         Arc::pin_init(
             pin_init!(Self {

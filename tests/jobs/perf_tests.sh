@@ -120,8 +120,8 @@ perf_check() {
 		expect_ge "$pc_label: deferred records" $records 1 || pc_r=1
 		expect_ge "$pc_label: deferred samples" $cookie_samples $((samples * 9 / 10)) || pc_r=1
 		# A sample taken once the entry's record is written or being
-		# written is walked synchronously (the request is "taken"):
-		# every deferred sample has its record after it.
+		# written asks perf's next work (its request is "taken"), whose
+		# record comes after it: every deferred sample is merged.
 		expect_eq "$pc_label: unmerged samples" $cookies 0 || pc_r=1 ;;
 	sync)
 		expect_eq "$pc_label: deferred records" $records 0 || pc_r=1
