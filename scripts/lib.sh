@@ -35,3 +35,37 @@ kernel_key() {
 kernel_dir() {
 	echo "$CACHE/kernel-$(kernel_key)"
 }
+
+# The module's sources (not the objects an out-of-tree build leaves in
+# src/), copied to $1.
+copy_sources() {
+	mkdir -p "$1"
+	(cd "$TOP" && find Kbuild Kconfig src include -type f \( -name '*.rs' -o \
+		-name '*.[ch]' -o -name Kbuild -o -name Kconfig \) -print0 |
+		cpio -pdmu0 --quiet "$1")
+}
+
+# Put the module into the kernel source tree $1 as drivers/unwind_deferred
+# (CONFIG_UNWIND_DEFERRED_RS), replacing an earlier copy.
+intree_module() {
+	local ksrc=$1
+	rm -rf "$ksrc/drivers/unwind_deferred"
+	copy_sources "$ksrc/drivers/unwind_deferred"
+	grep -q 'unwind_deferred/' "$ksrc/drivers/Makefile" ||
+		echo 'obj-$(CONFIG_UNWIND_DEFERRED_RS)	+= unwind_deferred/' >>"$ksrc/drivers/Makefile"
+	grep -q 'drivers/unwind_deferred/Kconfig' "$ksrc/drivers/Kconfig" ||
+		sed -i '$i source "drivers/unwind_deferred/Kconfig"' "$ksrc/drivers/Kconfig"
+}
+
+# The host's Debian mirror, from its deb822 or one-line apt sources.
+debian_mirror() {
+	local f u
+	for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list \
+		 /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		u=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) print $i }
+			 /^deb / { for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) { print $i; break } }' "$f" |
+		    grep -E '/debian/?$' | head -1)
+		[ -n "$u" ] && { echo "${u%/}"; return; }
+	done
+}

@@ -38,6 +38,7 @@ def main():
     prog, failed, shown = None, False, 0
     failed_cookies = []
     counters = ""
+    demo_bin = None
     reqs, stacks = {}, {}
     order = []
 
@@ -91,7 +92,18 @@ def main():
                 counters = ""
             print(f"\n===== {line[len('UT-SECTION '):]} =====")
         elif line.startswith("UT-OUT"):
-            print(line[len("UT-OUT "):])
+            out = line[len("UT-OUT "):]
+            # trace-cmd report's stack event: the addresses, symbolized.
+            m = re.search(r"unwind_stack: cookie=\S+ nr=\d+ frames=\{([^}]*)\}", out)
+            if m and demo_bin:
+                print(out[:m.start(1)].rstrip("{").rstrip())
+                frames = [f.strip() for f in m[1].split(",") if f.strip()]
+                for i, (fn, loc) in enumerate(symbolize(demo_bin, frames)):
+                    print(f"  #{i:<2} {frames[i]:>18}  {fn:<28} {loc}")
+            else:
+                print(out)
+        elif line.startswith("UT-DEMO-BIN "):
+            demo_bin = f"{bindir}/{line.split()[1]}"
         elif "UT-DEMO-FAILED" in line:
             failed = True
     if prog:

@@ -96,7 +96,9 @@ if [ -x /usr/bin/trace-cmd ]; then
 	awk '/unwind_request:.*syscall=1 / { for (i = 1; i <= NF; i++) if ($i ~ /^cookie=/) c = $i; print; exit }' \
 		/tmp/demo.txt | cut -c1-160 | out
 	c=$(awk '/unwind_request:.*syscall=1 / { for (i = 1; i <= NF; i++) if ($i ~ /^cookie=/) { print $i; exit } }' /tmp/demo.txt)
-	grep "unwind_stack: *$c " /tmp/demo.txt | head -1 | cut -c1-200 | out
+	# Its frames are addresses; the host symbolizes them (symbolize.py).
+	echo "UT-DEMO-BIN demo64"
+	grep "unwind_stack: *$c " /tmp/demo.txt | head -1 | out
 	rm -f /tmp/demo.txt
 	rm -f /tmp/demo.dat
 fi
