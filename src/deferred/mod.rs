@@ -23,6 +23,8 @@ use protocol::{Step, RESERVED_BITS, RESERVED_MASK};
 mod cookie;
 #[cfg(unwind_inject)]
 mod inject;
+#[cfg(unwind_inject)]
+pub(crate) use inject::unload_dequeued;
 // Plain `pub` items: the same file is a module of the host test crate.
 #[allow(unreachable_pub)]
 pub(crate) mod protocol;

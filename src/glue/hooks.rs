@@ -153,6 +153,11 @@ impl Drop for Registration {
                     // clear by the trampoline between a read and a write
                     // of ours is never undone.
                     let keep = if cancelled { 0 } else { UNWIND_PENDING };
+                    // The injection build runs the trampoline here.
+                    #[cfg(unwind_inject)]
+                    if !cancelled {
+                        deferred::unload_dequeued(info.mask());
+                    }
                     info.mask().fetch_and(keep, Ordering::AcqRel);
                 }
                 if taken == BATCH {
