@@ -16,7 +16,7 @@ use kernel::bindings;
 use kernel::prelude::*;
 
 use super::stats::{self, Stat};
-use crate::deferred::{self, UNWIND_PENDING};
+use crate::deferred::{self, Faults, UNWIND_PENDING};
 use crate::task::{cache, Current, TaskInfo};
 
 /// Proof that the code runs in one of the hooks below, which the kernel
@@ -34,14 +34,14 @@ unsafe extern "C" fn task_fork(_task: *mut bindings::task_struct) {
 /// # Safety
 ///
 /// `task` must be current.
-unsafe fn run_pending_now(task: *mut bindings::task_struct) -> Option<Current> {
+unsafe fn run_pending_now(task: *mut bindings::task_struct, faults: Faults) -> Option<Current> {
     let task = NonNull::new(task)?;
     // SAFETY: `task` is current per the contract.
     let cur = unsafe { Current::assume(TaskInfo::of(task)) };
     // Take the head off the queue first: once `process()` clears `PENDING`
     // a request may queue it again.
     if cur.mask().load(Ordering::Acquire) & UNWIND_PENDING != 0 && cur.cancel_work() {
-        deferred::process(&cur, &InHook(()));
+        deferred::process(&cur, &InHook(()), faults);
     }
     Some(cur)
 }
@@ -52,7 +52,7 @@ unsafe extern "C" fn task_exit(task: *mut bindings::task_struct) {
     // queued task work would only run once it is gone.  Requests are
     // refused from here on (`PF_EXITING`).
     // SAFETY: The kernel passes the exiting task, which is current.
-    unsafe { run_pending_now(task) };
+    unsafe { run_pending_now(task, Faults::Allowed) };
 }
 
 unsafe extern "C" fn task_exec(task: *mut bindings::task_struct) {
@@ -60,9 +60,16 @@ unsafe extern "C" fn task_exec(task: *mut bindings::task_struct) {
     // The old program is still mapped: its requests get its stack, and the
     // new program starts with a new cookie and an empty cache.  An NMI may
     // request in between: a few rounds deliver those too.
+    //
+    // execve() holds `cred_guard_mutex` here, and de_thread() has killed
+    // the other threads: a fault on a userfaultfd page whose handler was
+    // one of them would hold the exec (and everyone waiting for the mutex:
+    // ptrace attach, /proc) until SIGKILL.  So this walk never faults: it
+    // reads present pages only, with frame pointers (no table lookup, no
+    // file read), and stops at the first page that is not there.
     for _ in 0..4 {
         // SAFETY: The kernel passes the task calling execve(), current.
-        let Some(cur) = (unsafe { run_pending_now(task) }) else {
+        let Some(cur) = (unsafe { run_pending_now(task, Faults::Never) }) else {
             return;
         };
         if deferred::exec_reset(&cur) {
@@ -96,6 +103,7 @@ unsafe extern "C" fn task_work(head: *mut bindings::callback_head) {
     deferred::process(
         &unsafe { Current::assume(TaskInfo::from_work(head)) },
         &InHook(()),
+        Faults::Allowed,
     );
 }
 

@@ -369,6 +369,11 @@ t_sec_userfaultfd() {
 	return $r
 }
 
+# The exec hook's walk never faults (issue 23): an execve() whose frame
+# pointer is in a userfaultfd page nobody serves finishes at once, and its
+# pending request gets the frames before that page.
+t_sec_exec_walk_nofault() { $BIN/uffd64 exec; }
+
 # Compat walks read the LDT with interrupts off: a sibling replacing it
 # for 10 s causes no use-after-free, and every trace has an installed base.
 t_sec_ldt_race() { $U32 ldt_race 10; }
@@ -430,7 +435,7 @@ t_race_unload_trampoline32() { unload_trampoline_case 32; }
 t_sec_user_worker64() { $BIN/uworker64; }
 t_sec_user_worker32() { $BIN/uworker32; }
 
-T_RACE="t_sec_user_worker64 t_sec_user_worker32 t_sec_userfaultfd t_sec_ldt_race t_sec_segment_bad_descriptor t_sec_reload_dequeued64 t_sec_reload_dequeued32 t_race_unload_trampoline64 t_race_unload_trampoline32 t_race_protocol64 t_race_protocol32 t_race_exec64 t_race_exec32 t_race_signal64 t_race_signal32"
+T_RACE="t_sec_user_worker64 t_sec_user_worker32 t_sec_userfaultfd t_sec_exec_walk_nofault t_sec_ldt_race t_sec_segment_bad_descriptor t_sec_reload_dequeued64 t_sec_reload_dequeued32 t_race_unload_trampoline64 t_race_unload_trampoline32 t_race_protocol64 t_race_protocol32 t_race_exec64 t_race_exec32 t_race_signal64 t_race_signal32"
 
 # --- teardown -------------------------------------------------------
 
