@@ -176,10 +176,10 @@ static int t_exec(void)
 		_exit(exec_child());
 	while (waitpid(pid, &st, WNOHANG) == 0) {
 		if (now_ms() - t0 > LIMIT_MS) {
-			ut_diag("execve() still blocked after %d ms: killing it", LIMIT_MS);
+			ut_check(0, "execve() still blocked after %d ms: killing it", LIMIT_MS);
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
-			return UT_FAIL;
+			return ut_result();
 		}
 		usleep(10000);
 	}
