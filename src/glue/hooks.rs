@@ -4,10 +4,11 @@
 //!
 //! The kernel calls the fork and free hooks inside an SRCU read-side
 //! section of its own, the exit-to-user hook with interrupts off, and the
-//! hooks that may fault user pages in (exit, exec, task work) with this
-//! module pinned and no read section held: a walk blocked in a fault
-//! (userfaultfd, FUSE) never blocks `cancel()`.  Callbacks run inside the
-//! SRCU read side (`ReadGuard`), which `cancel()` waits for.  Tasks still
+//! hooks that walk user stacks (exit, exec, task work) with this module
+//! pinned and no read section held: a walk blocked in a fault
+//! (userfaultfd, FUSE) never blocks `cancel()`.  The exec hook's walk does
+//! not fault at all (`task_exec()`).  Callbacks run inside the SRCU read
+//! side (`ReadGuard`), which `cancel()` waits for.  Tasks still
 //! holding a queued work after unload only reach the kernel's trampoline.
 
 use core::ptr::NonNull;
