@@ -14,7 +14,7 @@ use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 use crate::glue::hooks::{InHook, ReadGuard};
-use crate::glue::shim::{self, IrqGuard, RequestCtx};
+use crate::glue::shim::{self, IrqGuard, NoFaultGuard, RequestCtx};
 use crate::glue::stats::{self, Stat};
 use crate::task::{cache, Current, TaskInfo};
 use crate::unwind::{self, UnwindStacktrace};
@@ -23,6 +23,8 @@ use protocol::{Step, RESERVED_BITS, RESERVED_MASK};
 mod cookie;
 #[cfg(unwind_inject)]
 mod inject;
+#[cfg(unwind_inject)]
+pub(crate) use inject::unload_dequeued;
 // Plain `pub` items: the same file is a module of the host test crate.
 #[allow(unreachable_pub)]
 pub(crate) mod protocol;
@@ -386,12 +388,22 @@ pub(crate) fn get_cookie() -> u64 {
     cookie
 }
 
+/// Whether the walk of [`process()`] may fault user pages in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Faults {
+    /// The task work's and the exit hook's walk: tables, page faults.
+    Allowed,
+    /// The exec hook's (see `task_exec()`): present pages and frame
+    /// pointers only.
+    Never,
+}
+
 /// Runs the pending requests of current: one walk, one callback per work.
 ///
 /// Called from the task_work, exit and exec hooks (`InHook`: task context,
 /// module pinned).  The walk runs outside any read-side section; the
 /// callbacks inside the hooks' SRCU read side, which `cancel()` waits for.
-pub(crate) fn process(cur: &Current, _hook: &InHook) {
+pub(crate) fn process(cur: &Current, _hook: &InHook, faults: Faults) {
     let p = Proto(cur, None);
     let Some(batch) = protocol::process_begin(&p) else {
         return;
@@ -401,6 +413,8 @@ pub(crate) fn process(cur: &Current, _hook: &InHook) {
         entries: ptr::null_mut(),
     };
     if batch.bits != 0 {
+        // Only around the walk: the callbacks are the consumers'.
+        let _nofault = (faults == Faults::Never).then(NoFaultGuard::new);
         // On failure (no memory) the callbacks still run, with an empty trace.
         let _ = cached_walk(cur, &mut trace);
     }

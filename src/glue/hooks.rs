@@ -4,10 +4,11 @@
 //!
 //! The kernel calls the fork and free hooks inside an SRCU read-side
 //! section of its own, the exit-to-user hook with interrupts off, and the
-//! hooks that may fault user pages in (exit, exec, task work) with this
-//! module pinned and no read section held: a walk blocked in a fault
-//! (userfaultfd, FUSE) never blocks `cancel()`.  Callbacks run inside the
-//! SRCU read side (`ReadGuard`), which `cancel()` waits for.  Tasks still
+//! hooks that walk user stacks (exit, exec, task work) with this module
+//! pinned and no read section held: a walk blocked in a fault
+//! (userfaultfd, FUSE) never blocks `cancel()`.  The exec hook's walk does
+//! not fault at all (`task_exec()`).  Callbacks run inside the SRCU read
+//! side (`ReadGuard`), which `cancel()` waits for.  Tasks still
 //! holding a queued work after unload only reach the kernel's trampoline.
 
 use core::ptr::NonNull;
@@ -16,7 +17,7 @@ use kernel::bindings;
 use kernel::prelude::*;
 
 use super::stats::{self, Stat};
-use crate::deferred::{self, UNWIND_PENDING};
+use crate::deferred::{self, Faults, UNWIND_PENDING};
 use crate::task::{cache, Current, TaskInfo};
 
 /// Proof that the code runs in one of the hooks below, which the kernel
@@ -34,14 +35,14 @@ unsafe extern "C" fn task_fork(_task: *mut bindings::task_struct) {
 /// # Safety
 ///
 /// `task` must be current.
-unsafe fn run_pending_now(task: *mut bindings::task_struct) -> Option<Current> {
+unsafe fn run_pending_now(task: *mut bindings::task_struct, faults: Faults) -> Option<Current> {
     let task = NonNull::new(task)?;
     // SAFETY: `task` is current per the contract.
     let cur = unsafe { Current::assume(TaskInfo::of(task)) };
     // Take the head off the queue first: once `process()` clears `PENDING`
     // a request may queue it again.
     if cur.mask().load(Ordering::Acquire) & UNWIND_PENDING != 0 && cur.cancel_work() {
-        deferred::process(&cur, &InHook(()));
+        deferred::process(&cur, &InHook(()), faults);
     }
     Some(cur)
 }
@@ -52,7 +53,7 @@ unsafe extern "C" fn task_exit(task: *mut bindings::task_struct) {
     // queued task work would only run once it is gone.  Requests are
     // refused from here on (`PF_EXITING`).
     // SAFETY: The kernel passes the exiting task, which is current.
-    unsafe { run_pending_now(task) };
+    unsafe { run_pending_now(task, Faults::Allowed) };
 }
 
 unsafe extern "C" fn task_exec(task: *mut bindings::task_struct) {
@@ -60,9 +61,16 @@ unsafe extern "C" fn task_exec(task: *mut bindings::task_struct) {
     // The old program is still mapped: its requests get its stack, and the
     // new program starts with a new cookie and an empty cache.  An NMI may
     // request in between: a few rounds deliver those too.
+    //
+    // execve() holds `cred_guard_mutex` here, and de_thread() has killed
+    // the other threads: a fault on a userfaultfd page whose handler was
+    // one of them would hold the exec (and everyone waiting for the mutex:
+    // ptrace attach, /proc) until SIGKILL.  So this walk never faults: it
+    // reads present pages only, with frame pointers (no table lookup, no
+    // file read), and stops at the first page that is not there.
     for _ in 0..4 {
         // SAFETY: The kernel passes the task calling execve(), current.
-        let Some(cur) = (unsafe { run_pending_now(task) }) else {
+        let Some(cur) = (unsafe { run_pending_now(task, Faults::Never) }) else {
             return;
         };
         if deferred::exec_reset(&cur) {
@@ -96,6 +104,7 @@ unsafe extern "C" fn task_work(head: *mut bindings::callback_head) {
     deferred::process(
         &unsafe { Current::assume(TaskInfo::from_work(head)) },
         &InHook(()),
+        Faults::Allowed,
     );
 }
 
@@ -153,6 +162,11 @@ impl Drop for Registration {
                     // clear by the trampoline between a read and a write
                     // of ours is never undone.
                     let keep = if cancelled { 0 } else { UNWIND_PENDING };
+                    // The injection build runs the trampoline here.
+                    #[cfg(unwind_inject)]
+                    if !cancelled {
+                        deferred::unload_dequeued(info.mask());
+                    }
                     info.mask().fetch_and(keep, Ordering::AcqRel);
                 }
                 if taken == BATCH {

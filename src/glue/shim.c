@@ -359,6 +359,17 @@ void unwind_rs_irq_restore(unsigned long flags)
 	local_irq_restore(flags);
 }
 
+/* Inline in linux/uaccess.h: per task, and they nest. */
+void unwind_rs_pagefault_disable(void)
+{
+	pagefault_disable();
+}
+
+void unwind_rs_pagefault_enable(void)
+{
+	pagefault_enable();
+}
+
 void unwind_rs_walk_threads(unwind_rs_thread_fn fn, void *arg)
 {
 	struct task_struct *g, *t;

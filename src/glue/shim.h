@@ -91,6 +91,8 @@ bool unwind_rs_walk_ctx(struct unwind_rs_walk_ctx *c);
 struct task_struct *unwind_rs_request_begin(struct unwind_rs_request_ctx *c);
 u64 unwind_rs_cookie_count(unsigned int *cpu);
 void unwind_rs_cookie_seed(void);
+void unwind_rs_pagefault_disable(void);
+void unwind_rs_pagefault_enable(void);
 unsigned long unwind_rs_irq_save(void);
 void unwind_rs_irq_restore(unsigned long flags);
 typedef void (*unwind_rs_thread_fn)(struct task_struct *t, void *arg);

@@ -38,6 +38,8 @@ extern "C" {
     /// Returns current (`struct task_struct`, `c_void` here: bindgen's
     /// holds a zero-sized member that `improper_ctypes` refuses) or NULL.
     fn unwind_rs_request_begin(c: *mut RequestCtxC) -> *mut c_void;
+    fn unwind_rs_pagefault_disable();
+    fn unwind_rs_pagefault_enable();
     fn unwind_rs_irq_save() -> c_ulong;
     fn unwind_rs_irq_restore(flags: c_ulong);
     /// Calls `f` for every thread of every process, under `rcu_read_lock()`.
@@ -241,6 +243,34 @@ impl Drop for IrqGuard {
         // SAFETY: By the type invariant `self.0` was saved by
         // `unwind_rs_irq_save()` on this CPU, and nothing has restored it.
         unsafe { unwind_rs_irq_restore(self.0) };
+    }
+}
+
+/// While it lives, a user access that would fault fails at once instead
+/// (`pagefault_disable()`), and `can_fault()` says no: a walk reads only
+/// present pages, with frame pointers (no table lookup, no file read).
+///
+/// # Invariants
+///
+/// Page faults are disabled for current from `new()` until `drop()`; the
+/// count is current's, so the guard is neither `Send` nor `Sync`.
+#[must_use = "page faults are allowed again when the guard is dropped"]
+pub(crate) struct NoFaultGuard(PhantomData<*mut ()>);
+
+impl NoFaultGuard {
+    pub(crate) fn new() -> Self {
+        // SAFETY: Disabling page faults for current is always allowed (it
+        // nests); `Drop` enables them again, on the same task.
+        unsafe { unwind_rs_pagefault_disable() };
+        // INVARIANT: disabled now, for current.
+        Self(PhantomData)
+    }
+}
+
+impl Drop for NoFaultGuard {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant `new()` disabled them for this task.
+        unsafe { unwind_rs_pagefault_enable() };
     }
 }
 

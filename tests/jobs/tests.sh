@@ -369,6 +369,11 @@ t_sec_userfaultfd() {
 	return $r
 }
 
+# The exec hook's walk never faults (issue 23): an execve() whose frame
+# pointer is in a userfaultfd page nobody serves finishes at once, and its
+# pending request gets the frames before that page.
+t_sec_exec_walk_nofault() { $BIN/uffd64 exec; }
+
 # Compat walks read the LDT with interrupts off: a sibling replacing it
 # for 10 s causes no use-after-free, and every trace has an installed base.
 t_sec_ldt_race() { $U32 ldt_race 10; }
@@ -396,11 +401,41 @@ reload_case() {
 t_sec_reload_dequeued64() { reload_case 64; }
 t_sec_reload_dequeued32() { reload_case 32; }
 
+# Unload against the trampoline (issue 23): the injection build lets the
+# stalled task's dequeued work run (the kernel's trampoline, which finds
+# no hooks and clears the mask) between the unload's cancel and its write
+# of the mask, which must not put PENDING back: after the reload the
+# task's next request gets its callback.
+unload_trampoline_case() {
+	insmod $MODDIR/unwind_stall.ko || return 1
+	r=0
+	rmmod unwind_test 2>/dev/null
+	unload_core || r=1
+	insmod $MODDIR/inject/unwind_deferred.ko || r=1
+	insmod $MODDIR/unwind_test.ko || r=1
+	n0=$(dmesg | grep -c 'unwind_deferred: inject: a dequeued work ran during unload')
+	$BIN/reload$1 "rmmod unwind_test && rmmod unwind_deferred &&
+		insmod $MODDIR/unwind_deferred.ko && insmod $MODDIR/unwind_test.ko" || r=1
+	n1=$(dmesg | grep -c 'unwind_deferred: inject: a dequeued work ran during unload')
+	if [ "$n1" = $((n0 + 1)) ]; then
+		diag "$(dmesg | grep 'inject: a dequeued work' | tail -1)"
+	else
+		diag "the dequeued work did not run inside the unload ($n0 -> $n1)"
+		r=1
+	fi
+	grep -q '^unwind_deferred ' /proc/modules || load_core || r=1
+	grep -q '^unwind_test ' /proc/modules || insmod $MODDIR/unwind_test.ko || r=1
+	rmmod unwind_stall || r=1
+	return $r
+}
+t_race_unload_trampoline64() { unload_trampoline_case 64; }
+t_race_unload_trampoline32() { unload_trampoline_case 32; }
+
 # io_uring's user workers are refused; the submitting task is not.
 t_sec_user_worker64() { $BIN/uworker64; }
 t_sec_user_worker32() { $BIN/uworker32; }
 
-T_RACE="t_sec_user_worker64 t_sec_user_worker32 t_sec_userfaultfd t_sec_ldt_race t_sec_segment_bad_descriptor t_sec_reload_dequeued64 t_sec_reload_dequeued32 t_race_protocol64 t_race_protocol32 t_race_exec64 t_race_exec32 t_race_signal64 t_race_signal32"
+T_RACE="t_sec_user_worker64 t_sec_user_worker32 t_sec_userfaultfd t_sec_exec_walk_nofault t_sec_ldt_race t_sec_segment_bad_descriptor t_sec_reload_dequeued64 t_sec_reload_dequeued32 t_race_unload_trampoline64 t_race_unload_trampoline32 t_race_protocol64 t_race_protocol32 t_race_exec64 t_race_exec32 t_race_signal64 t_race_signal32"
 
 # --- teardown -------------------------------------------------------
 

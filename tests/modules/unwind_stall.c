@@ -7,6 +7,8 @@
  * while this one waits.  Writing "state" lets it go; reading "state"
  * says 0 (idle), 1 (blocked) or 2 (released).  No dependency on
  * unwind_deferred.ko, which may be reloaded meanwhile (sec_reload_dequeued).
+ * The injection build of unwind_deferred.ko lets it go from inside its
+ * unload (unwind_stall_release(), race_unload_trampoline).
  */
 #include <linux/completion.h>
 #include <linux/debugfs.h>
@@ -56,6 +58,21 @@ static ssize_t stall_state_write(struct file *file, const char __user *buf,
 	complete(&stall_go);
 	return len;
 }
+
+/*
+ * Lets a blocked release go; true if one was blocked.  Found with
+ * symbol_get() by the injection build of unwind_deferred.ko, so that
+ * neither module depends on the other.  Any context.
+ */
+bool unwind_stall_release(void);
+bool unwind_stall_release(void)
+{
+	if (atomic_read(&stall_state) != 1)
+		return false;
+	complete(&stall_go);
+	return true;
+}
+EXPORT_SYMBOL_GPL(unwind_stall_release);
 
 static const struct file_operations stall_state_fops = {
 	.owner	= THIS_MODULE,

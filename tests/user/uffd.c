@@ -4,9 +4,13 @@
  * userfaultfd region nobody serves) must not block the module's cancel
  * path: unwind_deferred_cancel() and rmmod finish within 5 s while the
  * walk waits, and everything completes once the page is served.
+ *
+ *   uffd exec	sec_exec_walk_nofault: the exec hook's walk never faults
+ *		(execve() holds cred_guard_mutex there, see t_exec())
  */
 #include <linux/userfaultfd.h>
 #include <poll.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -91,21 +95,16 @@ static int run(void *arg)
 	return 127;
 }
 
-int main(void)
+/* A private page registered with a new userfaultfd, not populated. */
+static int uffd_region(void)
 {
 	struct uffdio_api api = { .api = UFFD_API };
 	struct uffdio_register reg;
-	struct uffdio_zeropage zero;
-	struct uffd_msg msg;
-	struct pollfd pfd;
-	pthread_t t;
-	double ms;
-	int uffd, st;
+	int uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
 
-	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
 	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api)) {
 		ut_diag("userfaultfd: %s", strerror(errno));
-		return UT_FAIL;
+		return -1;
 	}
 	region = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -114,8 +113,104 @@ int main(void)
 	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
 	if (region == MAP_FAILED || ioctl(uffd, UFFDIO_REGISTER, &reg)) {
 		ut_diag("UFFDIO_REGISTER: %s", strerror(errno));
-		return UT_FAIL;
+		return -1;
 	}
+	return uffd;
+}
+
+/*
+ * A second thread calls execve() with its frame pointer in the region;
+ * unwind_test's sys_enter probe requests for comm "ut_exec*" at execve(),
+ * so the exec hook walks this stack.  It runs after de_thread() killed
+ * the main thread, which would be the region's handler: a fault there
+ * would wait until SIGKILL, under cred_guard_mutex.
+ */
+static void *exec_thread(void *arg)
+{
+	static char *const argv[] = { "true", NULL };
+	static char *const envp[] = { NULL };
+	unsigned long fp = (unsigned long)region + 256;
+	long ret;
+
+	(void)arg;
+	prctl(PR_SET_NAME, "ut_exec_uffd");
+	asm volatile("push %%rbp\n\t"
+		     "mov %1, %%rbp\n\t"
+		     "syscall\n\t"
+		     "pop %%rbp"
+		     : "=a"(ret)
+		     : "r"(fp), "a"((long)SYS_execve), "D"("/bin/true"), "S"(argv),
+		       "d"(envp)
+		     : "rcx", "r11", "memory");
+	_exit(99);	/* execve failed */
+}
+
+static int exec_child(void)
+{
+	pthread_t t;
+
+	if (uffd_region() < 0)
+		return UT_FAIL;
+	pthread_create(&t, NULL, exec_thread, NULL);
+	/* Never serves the region: de_thread() kills this thread. */
+	for (;;)
+		pause();
+}
+
+/*
+ * sec_exec_walk_nofault: the execve() finishes within LIMIT_MS, and the
+ * request pending at it gets its callback with the frames before the
+ * page that is not there (the IP only: the first frame is in it).
+ */
+static int t_exec(void)
+{
+	struct ut_result r = { 0 };
+	struct ut_deferred d = { .op = UT_OP_RESET };
+	int fd = ut_open(), st = 0;
+	double t0 = now_ms();
+	pid_t pid;
+
+	ut_check(!ioctl(fd, UT_IOC_DEFERRED, &d), "reset");
+	pid = fork();
+	if (pid == 0)
+		_exit(exec_child());
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		if (now_ms() - t0 > LIMIT_MS) {
+			ut_check(0, "execve() still blocked after %d ms: killing it", LIMIT_MS);
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return ut_result();
+		}
+		usleep(10000);
+	}
+	ut_diag("execve() done in %.0f ms, status %#x", now_ms() - t0, st);
+	ut_check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exec'd program status %#x", st);
+	d = (struct ut_deferred){ .op = UT_OP_RESULT, .arg = 0, .ptr = (uintptr_t)&r };
+	ut_check(!ioctl(fd, UT_IOC_DEFERRED, &d), "result");
+	ut_diag("callbacks %llu pid %d (child %d) nr %u",
+		(unsigned long long)r.callbacks, r.pid, pid, r.nr);
+	ut_check(r.callbacks == 1, "%llu callbacks for the request pending at exec",
+		 (unsigned long long)r.callbacks);
+	ut_check(r.pid == pid, "callback for pid %d", r.pid);
+	ut_check(r.nr == 1, "%u frames: the walk went past the missing page", r.nr);
+	close(fd);
+	return ut_result();
+}
+
+int main(int argc, char **argv)
+{
+	struct uffdio_zeropage zero;
+	struct uffd_msg msg;
+	struct pollfd pfd;
+	pthread_t t;
+	double ms;
+	int uffd, st;
+
+	if (argc > 1 && !strcmp(argv[1], "exec"))
+		return t_exec();
+	uffd = uffd_region();
+	if (uffd < 0)
+		return UT_FAIL;
 	pthread_create(&t, NULL, victim, NULL);
 
 	/* The walk is blocked once the fault reaches us. */
@@ -140,7 +235,8 @@ int main(void)
 	ut_diag("rmmod unwind_deferred: %.0f ms, status %d", ms, st);
 	ut_check(ms >= 0, "rmmod of the core blocked behind the walk");
 
-	zero.range = reg.range;
+	zero.range.start = (unsigned long)region;
+	zero.range.len = 4096;
 	zero.mode = 0;
 	if (ioctl(uffd, UFFDIO_ZEROPAGE, &zero))
 		ut_check(0, "UFFDIO_ZEROPAGE: %s", strerror(errno));
