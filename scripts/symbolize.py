@@ -94,7 +94,7 @@ def main():
         elif line.startswith("UT-OUT"):
             out = line[len("UT-OUT "):]
             # trace-cmd report's stack event: the addresses, symbolized.
-            m = re.search(r"unwind_stack: cookie=\S+ nr=\d+ frames=\{([^}]*)\}", out)
+            m = re.search(r"unwind_stack:\s+cookie=\S+ nr=\d+ frames=\{([^}]*)\}", out)
             if m and demo_bin:
                 print(out[:m.start(1)].rstrip("{").rstrip())
                 frames = [f.strip() for f in m[1].split(",") if f.strip()]
