@@ -383,7 +383,20 @@ t_trace_cmd_events() {
 }
 
 # The last three unload the core and end with it and unwind_test loaded.
-T_PERF="t_perf_defer64 t_perf_defer32 t_perf_defer_exiting_threads \
+# perf's own kind of test (tests/jobs/perf/record_fp_defer.sh, written
+# for tools/perf/tests/shell/), run as perf's suite runs it: exit 0
+# passes, 2 is a skip (a failure here: the guest has what it needs).
+t_perf_shell_record_fp_defer() {
+	perf_ready || return
+	t_loaded || return 1
+	r=0
+	/usr/bin/bash "${UNWIND_RS_JOBS:-/jobs}/perf/record_fp_defer.sh" >/tmp/pshell.out 2>&1 || r=$?
+	sed 's/^/# /' /tmp/pshell.out
+	rm -f /tmp/pshell.out
+	return $r
+}
+
+T_PERF="t_perf_defer64 t_perf_defer32 t_perf_shell_record_fp_defer t_perf_defer_exiting_threads \
 	t_perf_defer_system_wide t_perf_defer_max_stack t_perf_defer_uretprobe \
 	t_fuzz_perf_attrs t_trace_cmd_events t_perf_defer_without_module t_perf_defer_unload \
 	t_perf_defer_module_loaded_during"
