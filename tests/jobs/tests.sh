@@ -380,6 +380,16 @@ t_sec_ldt_race() { $U32 ldt_race 10; }
 # Selectors ptrace can load that name no user segment get base 0.
 t_sec_segment_bad_descriptor() { $U32 segment_bad; }
 
+# The end of a case with unwind_stall.ko: the core and the test module
+# loaded again (a failed reload may have left them out), the stall gone.
+stall_case_end() {
+	e=0
+	grep -q '^unwind_deferred ' /proc/modules || load_core || e=1
+	grep -q '^unwind_test ' /proc/modules || insmod $MODDIR/unwind_test.ko || e=1
+	rmmod unwind_stall || e=1
+	return $e
+}
+
 # A task work taken off the queue (unwind_stall.ko blocks in front of it)
 # across an unload and reload calls none of the new module's works.
 reload_case() {
@@ -393,9 +403,7 @@ reload_case() {
 	*" 0 pending"*) ;;
 	*) diag "the task work was still queued: $last"; r=1 ;;
 	esac
-	grep -q '^unwind_deferred ' /proc/modules || load_core || r=1
-	grep -q '^unwind_test ' /proc/modules || insmod $MODDIR/unwind_test.ko || r=1
-	rmmod unwind_stall || r=1
+	stall_case_end || r=1
 	return $r
 }
 t_sec_reload_dequeued64() { reload_case 64; }
@@ -423,9 +431,7 @@ unload_trampoline_case() {
 		diag "the dequeued work did not run inside the unload ($n0 -> $n1)"
 		r=1
 	fi
-	grep -q '^unwind_deferred ' /proc/modules || load_core || r=1
-	grep -q '^unwind_test ' /proc/modules || insmod $MODDIR/unwind_test.ko || r=1
-	rmmod unwind_stall || r=1
+	stall_case_end || r=1
 	return $r
 }
 t_race_unload_trampoline64() { unload_trampoline_case 64; }
