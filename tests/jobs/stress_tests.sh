@@ -145,8 +145,9 @@ t_stress_churn_perf() {
 	diag "$secs s of stress-ng: $forks tasks created, the core reloaded $1 times" \
 		"($2 failed unloads or loads), $(cat $SD/cache_allocs) task caches allocated"
 	# "Every few seconds": a cycle is 3.5 s idle plus rmmod and insmod,
-	# which take seconds under this load on TCG (7 s a cycle on debug).
-	expect_ge "reloads" $1 $((secs / 10)) || r=1
+	# which take seconds under this load on TCG (a cycle took 7 s on
+	# debug, 12 s on KASAN).
+	expect_ge "reloads" $1 $((secs / 20)) || r=1
 	expect_eq "failed unloads or loads" $2 0 || r=1
 	expect_ge "tasks created" $forks 1000 || r=1
 	# Each stressor must have worked: bogo ops > 0 in stress-ng's metrics.
