@@ -182,15 +182,20 @@ t_stress_no_pending_unqueued() {
 
 # Every deferred sample gets its record (perf merges by (tid, cookie)),
 # except one whose entry may have been cut by an unload: a sample (tid,
-# cookie, t) is excused only when an unload (the module's "unloaded" line
-# in dmesg, same clock as perf's) or the session's end comes after t and
-# before the task's next deferred sample with another cookie (its entry
+# cookie, t) is excused only when an unload not over at t (its dmesg
+# lines "unloading" and "unloaded", same clock as perf's) or the session's
+# end starts before the task's next deferred sample with another cookie (its entry
 # ended there, and with the module loaded the record comes before that).
 # A task that exits is served by the exit hook, and one never seen again
 # counts as having exited.  Samples while unloaded are synchronous.
 t_stress_deferred_records() {
 	[ -e $SD/ran ] || { diag "stress_churn_perf did not run"; return 1; }
-	dmesg | sed -n 's/^\[ *\([0-9.]*\)\] unwind_deferred: unloaded,.*/\1/p' >$SD/unloads
+	# The start of each unload: perf's works are cancelled first, and a
+	# request granted before may lose its record from then on.
+	# Each unload's start and end: "start end" per line.
+	dmesg | sed -n -e 's/^\[ *\([0-9.]*\)\] unwind_deferred: unloading$/s \1/p' \
+		-e 's/^\[ *\([0-9.]*\)\] unwind_deferred: unloaded,.*/e \1/p' |
+		awk '$1 == "s" { s = $2 } $1 == "e" && s != "" { print s, $2; s = "" }' >$SD/unloads
 	$PERF script -i $SD/perf.data --no-merge-callchains --no-inline -F comm,tid,time,ip,sym \
 		2>$SD/script.err >$SD/script.txt
 	# LOST and LOST_SAMPLES: perf's buffers overflowed (a record lost
@@ -198,7 +203,7 @@ t_stress_deferred_records() {
 	lost=$($PERF report -i $SD/perf.data --stats 2>/dev/null |
 		awk '/LOST/ { for (i = 1; i < NF; i++) if ($i == "events:") s += $(i + 1) } END { print s + 0 }')
 	set -- $(awk -v uf=$SD/unloads -v missf=$SD/missing '
-	BEGIN { while ((getline l < uf) > 0) u[++nu] = l + 0 }
+	BEGIN { while ((getline l < uf) > 0) { split(l, p, " "); us[++nu] = p[1] + 0; ue[nu] = p[2] + 0 } }
 	{
 		# perf script: a block per event, a header line then frames.
 		if ($0 == "") { flush(); next }
@@ -239,9 +244,9 @@ t_stress_deferred_records() {
 			nc = "none"
 			for (j = i + 1; j <= ns; j++)
 				if (stid[j] == stid[i] && scook[j] != "sync" && scook[j] != scook[i]) { nxt = st[j]; nc = scook[j]; break }
-			# The first unload at or after the sample.
+			# The start of the first unload not over at the sample.
 			un = end
-			for (k = 1; k <= nu; k++) if (u[k] >= st[i]) { un = u[k]; break }
+			for (k = 1; k <= nu; k++) if (ue[k] >= st[i]) { un = us[k]; break }
 			if (nxt == end || un < nxt) { excused++; continue }
 			missing++
 			bycomm[scomm[i]]++
