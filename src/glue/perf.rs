@@ -102,6 +102,10 @@ impl Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
+        // The start of the unload: from here a sample's request may be
+        // cancelled before its record is written (the stress_ tests take
+        // the time of this line as the start of the window).
+        pr_info!("unloading\n");
         // SAFETY: `WORKS` is static; this is no callback.
         unsafe { deferred::cancel_all(&works()) };
     }

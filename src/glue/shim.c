@@ -380,15 +380,57 @@ void unwind_rs_walk_threads(unwind_rs_thread_fn fn, void *arg)
 	rcu_read_unlock();
 }
 
-/* Errors are ignored, as kernel policy wants for debugfs. */
+/*
+ * Whether @work is on @t's task work queue, without changing it: the walk
+ * of task_work_cancel_match(), under the same lock.  task_work_run() takes
+ * the whole list with a cmpxchg, then takes and drops pi_lock before it
+ * runs (and may free) any entry, so the entries seen here stay valid; a
+ * list it already took reads as not queued.  work_exited (an exited task)
+ * has ->next NULL and ends the walk.
+ */
+bool unwind_rs_work_queued(struct task_struct *t, struct callback_head *work)
+{
+	struct callback_head *p;
+	unsigned long flags;
+	bool found = false;
+
+	raw_spin_lock_irqsave(&t->pi_lock, flags);
+	for (p = READ_ONCE(t->task_works); p; p = READ_ONCE(p->next)) {
+		if (p == work) {
+			found = true;
+			break;
+		}
+	}
+	raw_spin_unlock_irqrestore(&t->pi_lock, flags);
+	return found;
+}
+
+static u64 (*unwind_rs_pending_unqueued_fn)(void);
+
+static int unwind_rs_pending_unqueued_get(void *data, u64 *val)
+{
+	*val = unwind_rs_pending_unqueued_fn();
+	return 0;
+}
+/* The _unsafe file's accesses are guarded: removal waits for readers. */
+DEFINE_DEBUGFS_ATTRIBUTE(unwind_rs_pending_unqueued_fops,
+			 unwind_rs_pending_unqueued_get, NULL, "%llu\n");
+
+/*
+ * Errors are ignored, as kernel policy wants for debugfs.  @pending_unqueued
+ * computes the file of that name at each read.
+ */
 void unwind_rs_debugfs_create(const char *const *names, u64 *values,
-			      unsigned int n)
+			      unsigned int n, u64 (*pending_unqueued)(void))
 {
 	unsigned int i;
 
 	unwind_rs_debugfs = debugfs_create_dir("unwind_deferred", NULL);
 	for (i = 0; i < n; i++)
 		debugfs_create_u64(names[i], 0444, unwind_rs_debugfs, &values[i]);
+	unwind_rs_pending_unqueued_fn = pending_unqueued;
+	debugfs_create_file_unsafe("pending_unqueued", 0444, unwind_rs_debugfs,
+				   NULL, &unwind_rs_pending_unqueued_fops);
 }
 
 void unwind_rs_debugfs_remove(void)

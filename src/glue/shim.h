@@ -98,7 +98,8 @@ void unwind_rs_irq_restore(unsigned long flags);
 typedef void (*unwind_rs_thread_fn)(struct task_struct *t, void *arg);
 void unwind_rs_walk_threads(unwind_rs_thread_fn fn, void *arg);
 void unwind_rs_debugfs_create(const char *const *names, u64 *values,
-			      unsigned int n);
+			      unsigned int n, u64 (*pending_unqueued)(void));
+bool unwind_rs_work_queued(struct task_struct *t, struct callback_head *work);
 void unwind_rs_debugfs_remove(void);
 int unwind_rs_read_word_nofault(unsigned long addr, unsigned long *out);
 unsigned int unwind_rs_sframe_cache_kb(void);

@@ -47,11 +47,20 @@ extern "C" {
         f: unsafe extern "C" fn(t: *mut bindings::task_struct, arg: *mut c_void),
         arg: *mut c_void,
     );
+    /// The counters' directory: one `u64` file per name, and
+    /// `pending_unqueued`, whose reads call `pending_unqueued`.
     pub(crate) fn unwind_rs_debugfs_create(
         names: *const *const c_char,
         values: *mut u64,
         n: c_uint,
+        pending_unqueued: unsafe extern "C" fn() -> u64,
     );
+    /// Whether `work` is on `t`'s task work queue (read only, under the
+    /// task's `pi_lock` as `task_work_cancel()` walks it).
+    pub(crate) fn unwind_rs_work_queued(
+        t: *mut bindings::task_struct,
+        work: *mut bindings::callback_head,
+    ) -> bool;
     pub(crate) fn unwind_rs_debugfs_remove();
     /// One 8-byte user word at `addr`, without faulting: 0 or `-EFAULT`.
     pub(crate) fn unwind_rs_read_word_nofault(addr: c_ulong, out: *mut c_ulong) -> c_int;

@@ -103,6 +103,14 @@ impl<'a> TaskInfo<'a> {
         unsafe { bindings::task_work_cancel(self.task(), self.work().as_ptr()) }
     }
 
+    /// Whether the task's work head is on its task work queue now (false
+    /// once `task_work_run()` took it, while it runs).  Changes nothing.
+    pub(crate) fn work_queued(&self) -> bool {
+        // SAFETY: The task is allocated (type invariant); the helper only
+        // reads the queue, under the lock `task_work_cancel()` takes.
+        unsafe { shim::unwind_rs_work_queued(self.task(), self.work().as_ptr()) }
+    }
+
     /// Calls `f` for every thread under `rcu_read_lock()`, with a state
     /// that cannot outlive the call; `f` must not sleep.
     pub(crate) fn for_each_thread<F: FnMut(TaskInfo<'_>)>(mut f: F) {

@@ -462,10 +462,11 @@ T_DEFERRED_ALL="$T_DEFERRED $T_DEFERRED_COMPAT t_deferred_cookies_reload t_defer
 	t_deferred_stress"
 T_LAST="$T_CONSUMERS t_deferred_unload_1000 t_module_unload_all"
 . "${UNWIND_RS_JOBS:-/jobs}/perf_tests.sh"
+. "${UNWIND_RS_JOBS:-/jobs}/stress_tests.sh"
 . "${UNWIND_RS_JOBS:-/jobs}/sframe_tests.sh"
 . "${UNWIND_RS_JOBS:-/jobs}/ehframe_tests.sh"
 . "${UNWIND_RS_JOBS:-/jobs}/ehframe_debian.sh"
-T_NAMES="$T_FIRST $T_UNWIND $T_SFRAME $T_EHFRAME $T_EHDEBIAN $T_DEFERRED_ALL $T_RACE $T_PERF $T_LAST"
+T_NAMES="$T_FIRST $T_UNWIND $T_SFRAME $T_EHFRAME $T_EHDEBIAN $T_DEFERRED_ALL $T_RACE $T_PERF $T_STRESS $T_LAST"
 
 # ut.only=REGEX on the kernel command line: just those tests (developing).
 t_load_test() {
