@@ -38,7 +38,7 @@ struct UnwindDeferred {
 
 impl kernel::Module for UnwindDeferred {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let debugfs = glue::stats::Debugfs::new();
+        let debugfs = glue::stats::Debugfs::new(deferred::pending_unqueued);
         glue::shim::cookie_seed();
         let hooks = glue::hooks::Registration::new()?;
         let perf = glue::perf::Registration::new()?;

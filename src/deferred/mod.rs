@@ -456,3 +456,23 @@ pub(crate) fn exec_reset(cur: &Current) -> bool {
     exit_to_user(cur);
     cur.mask().load(Ordering::Acquire) & UNWIND_PENDING == 0
 }
+
+/// `pending_unqueued` in debugfs: the threads whose mask has `PENDING` set
+/// while their work head is not on their task work queue.
+///
+/// `PENDING` means "a task work will run the requests": with the head
+/// neither queued nor running, nothing ever clears it, and every later
+/// request of the task queues nothing and gets no callback (issue 23's
+/// unload race).  It is 0 on a quiet system; it is also briefly true in
+/// two windows, which a reader rules out by reading again: between a
+/// request's setting of `PENDING` and its `task_work_add()`, and between
+/// `task_work_run()`'s taking of the list and `process()`'s clear.
+pub(crate) extern "C" fn pending_unqueued() -> u64 {
+    let mut n = 0u64;
+    TaskInfo::for_each_thread(|info| {
+        if info.mask().load(Ordering::Acquire) & UNWIND_PENDING != 0 && !info.work_queued() {
+            n += 1;
+        }
+    });
+    n
+}

@@ -57,6 +57,9 @@ extern "C" {
     );
     /// Whether `work` is on `t`'s task work queue (read only, under the
     /// task's `pi_lock` as `task_work_cancel()` walks it).
+    // Only a pointer to the task crosses; some of its members are empty
+    // structs in small configurations, which the lint flags.
+    #[allow(improper_ctypes)]
     pub(crate) fn unwind_rs_work_queued(
         t: *mut bindings::task_struct,
         work: *mut bindings::callback_head,

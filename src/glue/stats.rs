@@ -11,8 +11,6 @@ use kernel::ffi::c_char;
 use kernel::prelude::*;
 
 use super::shim;
-use crate::deferred::UNWIND_PENDING;
-use crate::task::TaskInfo;
 
 /// Declares `Stat` and the debugfs name of each of its events, in step.
 macro_rules! stats {
@@ -83,33 +81,15 @@ pub(crate) fn sub(stat: Stat, v: u64) {
     COUNTERS[stat as usize].fetch_sub(v, Ordering::Relaxed);
 }
 
-/// `pending_unqueued` in debugfs: the threads whose mask has `PENDING` set
-/// while their work head is not on their task work queue.
-///
-/// `PENDING` means "a task work will run the requests": with the head
-/// neither queued nor running, nothing ever clears it, and every later
-/// request of the task queues nothing and gets no callback (issue 23's
-/// unload race).  It is 0 on a quiet system; it is also briefly true in
-/// two windows, which a reader rules out by reading again: between a
-/// request's setting of `PENDING` and its `task_work_add()`, and between
-/// `task_work_run()`'s taking of the list and `process()`'s clear.
-extern "C" fn pending_unqueued() -> u64 {
-    let mut n = 0u64;
-    TaskInfo::for_each_thread(|info| {
-        if info.mask().load(Ordering::Acquire) & UNWIND_PENDING != 0 && !info.work_queued() {
-            n += 1;
-        }
-    });
-    n
-}
-
 /// The debugfs directory with one file per counter.  Debugfs failures are
 /// ignored, as kernel policy wants: the counters never decide whether
 /// unwinding works.
 pub(crate) struct Debugfs;
 
 impl Debugfs {
-    pub(crate) fn new() -> Self {
+    /// The counters, and `pending_unqueued`, whose reads call
+    /// `pending_unqueued` (given from above: this layer knows no tasks).
+    pub(crate) fn new(pending_unqueued: extern "C" fn() -> u64) -> Self {
         let mut names = [core::ptr::null::<c_char>(); N];
         for (n, name) in names.iter_mut().zip(NAMES.iter()) {
             *n = name.as_char_ptr();
