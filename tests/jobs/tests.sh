@@ -160,7 +160,11 @@ t_unwind_fuzz32() {
 # same call in task context walks with the tables (.eh_frame).
 t_unwind_no_tables_where_no_sleep() {
 	r=0
-	for mode in 0 4 5; do
+	# Whether current holds its mmap lock only lockdep knows (README,
+	# "Limits"): without it (a distribution's configuration) mode 5 walks.
+	modes="0 4 5"
+	[ -e /proc/lockdep ] || { modes="0 4"; diag "no lockdep: mode 5 (mmap lock held) not checked"; }
+	for mode in $modes; do
 		f0=$(stat ehframe_frames)
 		l0=$(stat map_lookups)
 		case $mode in
