@@ -69,3 +69,46 @@ debian_mirror() {
 		[ -n "$u" ] && { echo "${u%/}"; return; }
 	done
 }
+
+# Make the trixie system ROOT (a copy: it goes) into the ext4 image DISK,
+# booting into one oneshot systemd service NAME that runs COMMAND on the
+# serial console's behalf (no getty there: its vhangup() would cut the
+# service's output off); the kernel and initramfs to boot it with are
+# ROOT's /boot/vmlinuz-RELEASE and initrd.img-RELEASE, copied beside DISK.
+make_disk() {
+	local root=$1 disk=$2 name=$3 command=$4 release=$5
+	cat >"$root/etc/systemd/system/$name.service" <<UNIT
+[Unit]
+Description=unwind-rs: $name
+After=multi-user.target systemd-modules-load.service
+
+[Service]
+Type=oneshot
+ExecStart=$command
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+	chroot "$root" sh -c "systemctl enable $name.service &&
+		systemctl mask serial-getty@ttyS0.service" >/dev/null 2>&1 ||
+		die "cannot enable $name.service"
+	cp "$root/boot/vmlinuz-$release" "$root/boot/initrd.img-$release" "$(dirname "$disk")/"
+	rm -f "$disk"
+	mke2fs -q -t ext4 -L root -d "$root" "$disk" 4G || die "mke2fs -d failed"
+	rm -rf "$root"
+}
+
+# Boot DISK (made by make_disk with RELEASE) until it powers off, at most
+# TIMEOUT seconds; its serial console goes to LOG.  Returns QEMU's status.
+boot_disk() {
+	local disk=$1 release=$2 log=$3 timeout=$4 dir accel=tcg cpu=max
+	dir=$(dirname "$disk")
+	[ "$(cat "$CACHE/kvm-probe" 2>/dev/null)" = kvm ] && { accel=kvm; cpu=host; }
+	note "booting $disk ($accel) with $release, log in $log"
+	timeout --foreground -k 5 "$timeout" qemu-system-x86_64 \
+		-accel $accel -cpu $cpu -smp 2 -m 1G -nographic -no-reboot -serial mon:stdio \
+		-kernel "$dir/vmlinuz-$release" -initrd "$dir/initrd.img-$release" \
+		-drive file="$disk",format=raw,if=virtio \
+		-append "root=/dev/vda rw console=ttyS0 panic=-1 no5lvl loglevel=4 systemd.show_status=0" \
+		</dev/null >"$log" 2>&1
+}
