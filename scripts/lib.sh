@@ -8,6 +8,10 @@ RUSTC_WEB_VERSION=1.96.0+dfsg1-1~deb12u2
 LINUX_SOURCE_PKG=linux-source-6.12
 export LIBCLANG_PATH=/usr/lib/llvm-19/lib
 export PATH="$CACHE/tools/bin:$PATH"
+# The kernel's config fragments beyond scripts/kernel.config: the debug
+# kernel's unless UNWIND_RS_CONFIG_EXTRA names others (scripts/kasan.config).
+DEBUG_CONFIG=$TOP/scripts/debug.config
+UNWIND_RS_CONFIG_EXTRA=${UNWIND_RS_CONFIG_EXTRA:-$DEBUG_CONFIG}
 
 die() {
 	echo "unwind-rs: error: $*" >&2

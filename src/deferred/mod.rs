@@ -348,8 +348,7 @@ pub(crate) unsafe fn request(work: *mut UnwindWork, cookie: &mut u64) -> Result<
 
 /// The trace of this entry: the cache, or a walk that fills it.
 fn cached_walk(cur: &Current, trace: &mut UnwindStacktrace) -> Result {
-    let (nr, entries) =
-        cache::get_or_alloc(cur)?.trace(cur, |e, maps| unwind::unwind(e, Some(maps)))?;
+    let (nr, entries) = cache::get_or_alloc(cur)?.trace(cur, |e, maps| unwind::unwind(e, maps))?;
     trace.nr = nr;
     trace.entries = entries;
     Ok(())

@@ -18,7 +18,7 @@ use kernel::prelude::*;
 
 use super::stats::{self, Stat};
 use crate::deferred::{self, Faults, UNWIND_PENDING};
-use crate::task::{cache, Current, TaskInfo};
+use crate::task::{cache, saved_maps, Current, TaskInfo};
 
 /// Proof that the code runs in one of the hooks below, which the kernel
 /// calls in task context with this module pinned: what `process()` needs.
@@ -134,6 +134,12 @@ impl Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
+        // First, while `task_free` still runs for tasks freed meanwhile:
+        // the saved mappings of every cache, those of tasks that left the
+        // thread list too (see `task::saved_maps`).
+        // SAFETY: No walk runs or starts: the module is going, and every
+        // walk runs in a pinned hook or for a module that depends on us.
+        let saved = unsafe { saved_maps::drain() };
         // SAFETY: `HOOKS` was registered in `new()`.  On return no hook runs.
         unsafe { bindings::unwind_hooks_unregister(&HOOKS) };
         // No code of this module runs on any task's behalf now: take back
@@ -188,7 +194,11 @@ impl Drop for Registration {
                 break;
             }
         }
-        pr_info!("unloaded, {} pending task works cancelled\n", pending);
+        pr_info!(
+            "unloaded, {} pending task works cancelled, {} saved mapping sets freed\n",
+            pending,
+            saved
+        );
     }
 }
 

@@ -9,6 +9,7 @@
 #include <linux/debugfs.h>
 #include <linux/export.h>
 #include <linux/fs.h>
+#include <linux/list.h>
 #include <linux/hardirq.h>
 #include <linux/irqflags.h>
 #include <linux/ktime.h>
@@ -24,6 +25,7 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
+#include <linux/spinlock.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_deferred.h>
 
@@ -465,6 +467,58 @@ MODULE_PARM_DESC(sframe_cache_kb, "old name of table_cache_kb");
 unsigned int unwind_rs_sframe_cache_kb(void)
 {
 	return READ_ONCE(table_cache_kb);
+}
+
+/*
+ * Every set of mappings a task's cache keeps (src/task/saved_maps.rs), so
+ * that unload reaches those of tasks off the thread list but not yet
+ * freed.  task_free() unlinks from an RCU callback too: irqsave.
+ */
+static LIST_HEAD(unwind_rs_saved_maps);
+static DEFINE_SPINLOCK(unwind_rs_saved_maps_lock);
+
+void unwind_rs_saved_maps_link(struct list_head *node)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&unwind_rs_saved_maps_lock, flags);
+	list_add(node, &unwind_rs_saved_maps);
+	spin_unlock_irqrestore(&unwind_rs_saved_maps_lock, flags);
+}
+
+void unwind_rs_saved_maps_unlink(struct list_head *node)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&unwind_rs_saved_maps_lock, flags);
+	list_del_init(node);
+	spin_unlock_irqrestore(&unwind_rs_saved_maps_lock, flags);
+}
+
+/* Moves to @out, under the lock, every node that @claim takes. */
+void unwind_rs_saved_maps_claim(struct list_head *out,
+				bool (*claim)(struct list_head *node))
+{
+	struct list_head *node, *next;
+	unsigned long flags;
+
+	spin_lock_irqsave(&unwind_rs_saved_maps_lock, flags);
+	list_for_each_safe(node, next, &unwind_rs_saved_maps)
+		if (claim(node))
+			list_move(node, out);
+	spin_unlock_irqrestore(&unwind_rs_saved_maps_lock, flags);
+}
+
+/* The first node of @list, taken off it, or NULL: @list is the caller's. */
+struct list_head *unwind_rs_list_pop(struct list_head *list)
+{
+	struct list_head *node;
+
+	if (list_empty(list))
+		return NULL;
+	node = list->next;
+	list_del_init(node);
+	return node;
 }
 
 /* The cache's lock: a mutex, as misses read files with it dropped. */

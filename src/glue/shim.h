@@ -103,6 +103,11 @@ bool unwind_rs_work_queued(struct task_struct *t, struct callback_head *work);
 void unwind_rs_debugfs_remove(void);
 int unwind_rs_read_word_nofault(unsigned long addr, unsigned long *out);
 unsigned int unwind_rs_sframe_cache_kb(void);
+void unwind_rs_saved_maps_link(struct list_head *node);
+void unwind_rs_saved_maps_unlink(struct list_head *node);
+void unwind_rs_saved_maps_claim(struct list_head *out,
+				bool (*claim)(struct list_head *node));
+struct list_head *unwind_rs_list_pop(struct list_head *list);
 void unwind_rs_sframe_lock(void);
 void unwind_rs_sframe_unlock(void);
 struct file *unwind_rs_vma_file(unsigned long ip, struct unwind_rs_vma *v);

@@ -69,6 +69,17 @@ extern "C" {
     pub(crate) fn unwind_rs_read_word_nofault(addr: c_ulong, out: *mut c_ulong) -> c_int;
     /// The `table_cache_kb` module parameter (also `sframe_cache_kb`).
     pub(crate) fn unwind_rs_sframe_cache_kb() -> c_uint;
+    /// Adds `node` to the registry of saved mappings (`task::saved_maps`).
+    pub(crate) fn unwind_rs_saved_maps_link(node: *mut bindings::list_head);
+    /// Takes `node` off the registry (or off nothing: `list_del_init()`).
+    pub(crate) fn unwind_rs_saved_maps_unlink(node: *mut bindings::list_head);
+    /// Under the registry's lock, moves to `out` every node `claim` takes.
+    pub(crate) fn unwind_rs_saved_maps_claim(
+        out: *mut bindings::list_head,
+        claim: unsafe extern "C" fn(node: *mut bindings::list_head) -> bool,
+    );
+    /// The first node of `list`, taken off it, or NULL.
+    pub(crate) fn unwind_rs_list_pop(list: *mut bindings::list_head) -> *mut bindings::list_head;
     /// The SFrame cache's mutex.
     pub(crate) fn unwind_rs_sframe_lock();
     pub(crate) fn unwind_rs_sframe_unlock();

@@ -9,9 +9,10 @@
 //! task's, reached through a [`Current`].
 
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use kernel::prelude::*;
 
+use super::saved_maps::{self, SavedMaps};
 use super::{Current, TaskInfo};
 use crate::glue::stats::{self, Stat};
 use crate::unwind::MapSet;
@@ -34,9 +35,10 @@ pub(crate) struct UnwindCache {
     walking: AtomicBool,
     entries: UnsafeCell<[usize; MAX_ENTRIES]>,
     /// The mappings the walks of this task looked up (see
-    /// `unwind::MapSet`), kept between kernel entries.  Owning task
-    /// only; freed with the cache.
-    maps: UnsafeCell<Option<KBox<MapSet>>>,
+    /// `unwind::MapSet`), kept between kernel entries.  Used by the
+    /// owning task only; freed with the cache or at unload (see
+    /// `saved_maps`).
+    maps: AtomicPtr<SavedMaps>,
 }
 
 const _: () = {
@@ -49,6 +51,12 @@ const _: () = {
 // SAFETY: Other CPUs only reach `unwind_completed`, an atomic; the cells are
 // touched only through a `&Current` of the owning task (see the methods).
 unsafe impl Sync for UnwindCache {}
+
+impl Drop for UnwindCache {
+    fn drop(&mut self) {
+        saved_maps::release(&self.maps);
+    }
+}
 
 impl UnwindCache {
     /// Works whose callback already ran in this entry.
@@ -63,7 +71,7 @@ impl UnwindCache {
     pub(crate) fn trace(
         &self,
         _cur: &Current,
-        walk: impl FnOnce(&mut [usize], &mut Option<KBox<MapSet>>) -> usize,
+        walk: impl FnOnce(&mut [usize], Option<&mut MapSet>) -> usize,
     ) -> Result<(u32, *mut usize)> {
         let entries = self.entries.get().cast::<usize>();
         // SAFETY: Only the owning task, which `_cur` proves we run on,
@@ -78,10 +86,11 @@ impl UnwindCache {
         if self.walking.swap(true, Ordering::Relaxed) {
             return Err(EBUSY);
         }
-        // SAFETY: Only the owning task touches `entries` and `maps`, and
-        // `walking` keeps a nested call away: these are the only references.
+        // SAFETY: Only the owning task touches `entries` and the set of
+        // `maps` (which lives as long as the cache), and `walking` keeps a
+        // nested call away: these are the only references.
         let n = walk(unsafe { &mut *self.entries.get() }, unsafe {
-            &mut *self.maps.get()
+            saved_maps::get_or_alloc(&self.maps)
         }) as u32;
         // SAFETY: As above, owner only.
         unsafe { *self.nr_entries.get() = n };
@@ -94,18 +103,19 @@ impl UnwindCache {
 impl UnwindCache {
     /// Runs `f` with the task's saved mappings, or with `None` if a walk
     /// of this task is using them (a fault taken by the walk came back
-    /// here).
+    /// here) or there is no memory for them.
     pub(crate) fn with_maps<R>(
         &self,
         _cur: &Current,
-        f: impl FnOnce(Option<&mut Option<KBox<MapSet>>>) -> R,
+        f: impl FnOnce(Option<&mut MapSet>) -> R,
     ) -> R {
         if self.walking.swap(true, Ordering::Relaxed) {
             return f(None);
         }
         // SAFETY: Only the owning task, which `_cur` proves we run on,
-        // touches `maps`, and `walking` keeps a nested call away.
-        let r = f(Some(unsafe { &mut *self.maps.get() }));
+        // touches the set of `maps` (which lives as long as the cache), and
+        // `walking` keeps a nested call away.
+        let r = f(unsafe { saved_maps::get_or_alloc(&self.maps) });
         self.walking.store(false, Ordering::Relaxed);
         r
     }

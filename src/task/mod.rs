@@ -2,13 +2,14 @@
 
 //! Per-task state: the request mask, cookie, cache pointer and task work
 //! head that the kernel patch reserves in `task_struct::unwind_hooks`, and
-//! the cache (`cache.rs`).
+//! the cache (`cache.rs`) with the mappings it keeps (`saved_maps.rs`).
 //!
 //! The mask and the cookie change from NMI context, so they are only ever
 //! accessed through atomics.  The cache's contents belong to the owning
 //! task: only a [`Current`] may touch them.
 
 pub(crate) mod cache;
+pub(crate) mod saved_maps;
 
 use core::marker::PhantomData;
 use core::ops::Deref;

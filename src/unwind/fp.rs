@@ -269,7 +269,7 @@ fn read_user<T: kernel::types::FromBytes>(addr: usize) -> Result<T> {
 /// Walks current's user stack into `entries`, at most `entries.len()`
 /// frames, with the mappings `saved` kept from current's earlier walks
 /// (`None`: a one-off walk).  Returns the number of entries written.
-pub(crate) fn unwind(entries: &mut [usize], saved: Option<&mut Option<KBox<MapSet>>>) -> usize {
+pub(crate) fn unwind(entries: &mut [usize], saved: Option<&mut MapSet>) -> usize {
     let mut regs = UserRegs::EMPTY;
     if !regs.read() {
         return 0;
@@ -281,28 +281,22 @@ pub(crate) fn unwind(entries: &mut [usize], saved: Option<&mut Option<KBox<MapSe
 pub(crate) fn unwind_from(
     regs: &UserRegs,
     entries: &mut [usize],
-    saved: Option<&mut Option<KBox<MapSet>>>,
+    saved: Option<&mut MapSet>,
 ) -> usize {
     if entries.is_empty() {
         return 0;
     }
     let mut state = UnwindUserState::empty();
     state.start_from(regs);
-    if let Some(slot) = saved {
-        if slot.is_none() {
-            // Without memory the walk keeps its mappings on its stack.
-            *slot = KBox::new(MapSet::new(), GFP_KERNEL).ok();
-        }
-        if let Some(set) = slot.as_deref_mut() {
-            return walk(&mut state, entries, &mut Memo::for_walk(set, regs));
-        }
+    match saved {
+        Some(set) => walk(&mut state, entries, &mut Memo::for_walk(set, regs)),
+        // Built only here: it is a few hundred bytes to clear.
+        None => walk(
+            &mut state,
+            entries,
+            &mut Memo::for_walk(&mut MapSet::new(), regs),
+        ),
     }
-    // Built only here: it is a few hundred bytes to clear.
-    walk(
-        &mut state,
-        entries,
-        &mut Memo::for_walk(&mut MapSet::new(), regs),
-    )
 }
 
 /// Fills `entries` from a started `state`: runs of frame-pointer frames in

@@ -441,11 +441,64 @@ unload_trampoline_case() {
 t_race_unload_trampoline64() { unload_trampoline_case 64; }
 t_race_unload_trampoline32() { unload_trampoline_case 32; }
 
+# Caches of released tasks at unload (issue 23, defect 2): a thread walked
+# by unwind_user_faultable() exits and is reaped while a perf event keeps
+# its task_struct, the modules are unloaded, then the event is closed and
+# the kernel frees the task alone.  The unload must have freed the
+# mappings the thread's cache kept: it counts them, and kmemleak (the
+# debug kernel's) finds no object allocated by a module that is gone.
+# kmemleak reports an object unreferenced for 5 s in two scans in a row;
+# reports from before the case are shown and cleared first.
+KMEMLEAK=/sys/kernel/debug/kmemleak
+# Records in $KMEMLEAK with a frame of an unloaded module (no symbol) or
+# of one of ours.
+kmemleak_ours() {
+	awk '/^unreferenced object/ { if (r != "" && ours) print r; r = $0; ours = 0; next }
+		{ r = r "\n" $0 }
+		/\[<[0-9a-f]+>\] 0x[0-9a-f]+$/ || /\[unwind_/ { ours = 1 }
+		END { if (r != "" && ours) print r }' $KMEMLEAK
+}
+t_sec_unload_released_task() {
+	r=0
+	if [ -w $KMEMLEAK ]; then
+		echo scan >$KMEMLEAK
+		echo scan >$KMEMLEAK
+		old=$(grep -c '^unreferenced object' $KMEMLEAK)
+		[ "$old" = 0 ] || diag "$old kmemleak reports from before, cleared"
+		echo clear >$KMEMLEAK
+	fi
+	$BIN/released64 "rmmod unwind_test && rmmod unwind_deferred" || r=1
+	last=$(dmesg | grep 'unwind_deferred: unloaded' | tail -1)
+	diag "${last#*] }"
+	n=$(echo "$last" | sed -n 's/.* \([0-9]*\) saved mapping sets freed.*/\1/p')
+	expect_ge "saved mapping sets freed by the unload" "${n:-0}" 1 || r=1
+	if [ -w $KMEMLEAK ]; then
+		# Before the reload: a module loaded where the old one was would
+		# name its frames.
+		sleep 6
+		echo scan >$KMEMLEAK
+		echo scan >$KMEMLEAK
+		leaks=$(kmemleak_ours)
+		if [ -n "$leaks" ]; then
+			diag "kmemleak: $(echo "$leaks" | grep -c '^unreferenced object') objects of our modules leaked:"
+			echo "$leaks" | head -40 | sed 's/^/# /'
+			r=1
+		else
+			diag "kmemleak: no object of our modules leaked"
+		fi
+	else
+		diag "no kmemleak in this kernel (the debug kernel has it): the unload's count only"
+	fi
+	load_core || r=1
+	insmod $MODDIR/unwind_test.ko || r=1
+	return $r
+}
+
 # io_uring's user workers are refused; the submitting task is not.
 t_sec_user_worker64() { $BIN/uworker64; }
 t_sec_user_worker32() { $BIN/uworker32; }
 
-T_RACE="t_sec_user_worker64 t_sec_user_worker32 t_sec_userfaultfd t_sec_exec_walk_nofault t_sec_ldt_race t_sec_segment_bad_descriptor t_sec_reload_dequeued64 t_sec_reload_dequeued32 t_race_unload_trampoline64 t_race_unload_trampoline32 t_race_protocol64 t_race_protocol32 t_race_exec64 t_race_exec32 t_race_signal64 t_race_signal32"
+T_RACE="t_sec_user_worker64 t_sec_user_worker32 t_sec_unload_released_task t_sec_userfaultfd t_sec_exec_walk_nofault t_sec_ldt_race t_sec_segment_bad_descriptor t_sec_reload_dequeued64 t_sec_reload_dequeued32 t_race_unload_trampoline64 t_race_unload_trampoline32 t_race_protocol64 t_race_protocol32 t_race_exec64 t_race_exec32 t_race_signal64 t_race_signal32"
 
 # --- teardown -------------------------------------------------------
 
