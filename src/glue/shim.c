@@ -53,6 +53,8 @@ static_assert(sizeof(struct unwind_rs_vma) == 24 &&
 	      offsetof(struct unwind_rs_file_id, generation) == 48 &&
 	      sizeof(struct unwind_rs_mm_key) == 24 &&
 	      sizeof(struct unwind_rs_fp_walk) == 56 &&
+	      sizeof(struct unwind_rs_table_run) == 56 &&
+	      offsetof(struct unwind_rs_table_run, nr) == 40 &&
 	      sizeof(struct unwind_rs_walk_ctx) == 64 &&
 	      sizeof(struct unwind_rs_request_ctx) == 16 &&
 	      offsetof(struct unwind_rs_walk_ctx, cs) == 56 &&
@@ -178,6 +180,58 @@ int unwind_rs_read_words_nofault(unsigned long addr, unsigned long *out, bool co
 		pagefault_enable();
 	}
 	return ret;
+}
+
+/*
+ * Table steps of a 64-bit user stack in one user access section, for as
+ * long as each step returns to @w->ip again (recursion: every frame has
+ * the row fp.rs found for the first, which has the common form).  Each
+ * step is fp.rs's for that form, with table::step()'s checks: the CFA
+ * must not overflow, must be above SP and 8-byte aligned.  Never faults.
+ * Stops with the state at the first frame whose return address differs,
+ * whose CFA fails a check or whose words are not present, or when @w->max
+ * entries are written; fp.rs goes on from there.
+ */
+void unwind_rs_table_repeat(struct unwind_rs_table_run *w)
+{
+	unsigned long pc = w->ip, sp = w->sp, fp = w->fp, base, cfa, b, ra;
+	unsigned long *out = w->entries + w->nr, *end = w->entries + w->max;
+	long off = w->off;
+
+	if (out >= end)
+		return;
+	pagefault_disable();
+	/* The first frame's slots open the section; later ones are checked. */
+	base = w->cfa_fp ? fp : sp;
+	cfa = base + off;
+	if ((off >= 0 ? cfa < base : cfa > base) || cfa <= sp || (cfa & 7) ||
+	    cfa < 16 || !user_read_access_begin((void __user *)(cfa - 16), 16)) {
+		pagefault_enable();
+		return;
+	}
+	for (;;) {
+		unsafe_get_user(b, (unsigned long __user *)(cfa - 16), fault);
+		unsafe_get_user(ra, (unsigned long __user *)(cfa - 8), fault);
+		sp = cfa;
+		if (w->fp_saved)
+			fp = b;
+		*out++ = ra;
+		if (ra != pc || out == end)
+			break;
+		base = w->cfa_fp ? fp : sp;
+		cfa = base + off;
+		if ((off >= 0 ? cfa < base : cfa > base) || cfa <= sp ||
+		    (cfa & 7) || cfa < 16 ||
+		    !access_ok((void __user *)(cfa - 16), 16))
+			break;
+	}
+	w->ip = ra;
+fault:	/* The state stays at the last frame stepped, which returns to pc. */
+	user_read_access_end();
+	pagefault_enable();
+	w->sp = sp;
+	w->fp = fp;
+	w->nr = out - w->entries;
 }
 
 /*

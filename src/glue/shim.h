@@ -115,6 +115,26 @@ void unwind_rs_file_id(struct file *file, struct unwind_rs_file_id *id);
 bool unwind_rs_mm_key(struct unwind_rs_mm_key *k);
 int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w);
 
+/*
+ * A run of table steps through frames that return to the same address
+ * (unwind_rs_table_repeat()), in the common form of src/unwind/fp.rs
+ * common_form(): CFA = (FP if @cfa_fp, else SP) + @off, the return
+ * address at CFA - 8, FP saved at CFA - 16 if @fp_saved.
+ */
+struct unwind_rs_table_run {
+	unsigned long ip;
+	unsigned long sp;
+	unsigned long fp;
+	unsigned long *entries;
+	long off;
+	unsigned int nr;
+	unsigned int max;
+	bool cfa_fp;
+	bool fp_saved;
+};
+
+void unwind_rs_table_repeat(struct unwind_rs_table_run *w);
+
 /* Test builds only (UNWIND_RS_INJECT): src/deferred/inject.rs. */
 void unwind_rs_inject_set(void (*fn)(int step));
 void unwind_rs_inject_fail_queue(void);

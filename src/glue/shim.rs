@@ -97,6 +97,8 @@ extern "C" {
     /// while the IPs stay in `[lo, hi)`: 0 (left the range, or full), 1
     /// (end of the chain) or `-EFAULT` (a page to fault in).
     pub(crate) fn unwind_rs_fp_frames(w: *mut FpWalk) -> c_int;
+    /// Table steps while the frames return to `w.ip` (`shim.c`).
+    pub(crate) fn unwind_rs_table_repeat(w: *mut TableRun);
 }
 
 /// Matches `struct unwind_rs_fp_walk` in `shim.h` (checked by `shim.c`).
@@ -110,6 +112,20 @@ pub(crate) struct FpWalk {
     pub(crate) entries: *mut usize,
     pub(crate) nr: u32,
     pub(crate) max: u32,
+}
+
+/// Matches `struct unwind_rs_table_run` in `shim.h` (checked by `shim.c`).
+#[repr(C)]
+pub(crate) struct TableRun {
+    pub(crate) ip: usize,
+    pub(crate) sp: usize,
+    pub(crate) fp: usize,
+    pub(crate) entries: *mut usize,
+    pub(crate) off: isize,
+    pub(crate) nr: u32,
+    pub(crate) max: u32,
+    pub(crate) cfa_fp: bool,
+    pub(crate) fp_saved: bool,
 }
 
 /// Matches `struct unwind_rs_walk_ctx` in `shim.h` (checked by `shim.c`):
@@ -181,6 +197,8 @@ pub(crate) fn mm_key() -> Option<MmKey> {
 const _: () = {
     assert!(core::mem::size_of::<MmKey>() == 24);
     assert!(core::mem::size_of::<FpWalk>() == 56);
+    assert!(core::mem::size_of::<TableRun>() == 56);
+    assert!(core::mem::offset_of!(TableRun, nr) == 40);
     assert!(core::mem::offset_of!(FpWalk, nr) == 48);
     assert!(core::mem::offset_of!(MmKey, seq) == 16);
     assert!(core::mem::size_of::<WalkCtx>() == 64);

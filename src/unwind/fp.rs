@@ -25,7 +25,7 @@ use kernel::uaccess::UserSlice;
 
 use super::compat;
 use super::regs::{self, UserRegs};
-use super::table::{self, Regs};
+use super::table::{self, Reg, Regs, Row, Rule};
 use super::table_cache::Kind;
 use super::table_find::{MapSet, Memo};
 use crate::glue::shim;
@@ -322,6 +322,8 @@ fn walk(state: &mut UnwindUserState, entries: &mut [usize], memo: &mut Memo<'_>)
                     // `next()` below faults the page in.
                     FpRun::Fault => {}
                 }
+            } else if !state.topmost && state.table_run(entries, &mut nr, memo) {
+                continue;
             }
         }
         // An error sets `done`, which ends the loop.
@@ -332,6 +334,49 @@ fn walk(state: &mut UnwindUserState, entries: &mut [usize], memo: &mut Memo<'_>)
         nr += 1;
     }
     nr
+}
+
+/// A row of the common form: CFA = (FP if `cfa_fp`, else SP) + `off`,
+/// the return address at CFA - 8, FP saved at CFA - 16 if `fp_saved`
+/// (else unchanged), no signal frame.
+#[derive(Clone, Copy)]
+struct Common {
+    cfa_fp: bool,
+    off: isize,
+    fp_saved: bool,
+}
+
+impl Common {
+    #[inline]
+    fn of(row: &Row) -> Option<Self> {
+        if row.signal || row.cfa.deref || row.ra != Some(Rule::AtCfa(-8)) {
+            return None;
+        }
+        let fp_saved = match row.fp {
+            None => false,
+            Some(Rule::AtCfa(-16)) => true,
+            Some(_) => return None,
+        };
+        let cfa_fp = match row.cfa.reg {
+            Reg::Sp => false,
+            Reg::Fp => true,
+            Reg::Dwarf(_) => return None,
+        };
+        Some(Self {
+            cfa_fp,
+            off: row.cfa.offset as isize,
+            fp_saved,
+        })
+    }
+
+    /// The CFA from `sp` and `fp`, with `table::step()`'s checks: no
+    /// overflow, above SP, 8-byte aligned (and room for the two slots).
+    #[inline]
+    fn cfa(self, sp: usize, fp: usize) -> Option<usize> {
+        let base = if self.cfa_fp { fp } else { sp };
+        let cfa = base.checked_add_signed(self.off)?;
+        (cfa > sp && cfa % 8 == 0 && cfa >= 16).then_some(cfa)
+    }
 }
 
 /// How a run of frame-pointer steps ended.
@@ -345,6 +390,110 @@ enum FpRun {
 }
 
 impl UnwindUserState {
+    /// Table steps from a 64-bit frame that is not the topmost, for as
+    /// long as each frame has a row: `step()`'s, with the row looked up
+    /// once.  A frame whose row has the common form ([`Common`]) is stepped
+    /// in one read of its two words below the CFA, without the general
+    /// rules, and if it returns to the same address (recursion) the
+    /// frames that do so again are stepped in C, in one user access
+    /// section (`unwind_rs_table_repeat()`).  A frame with no row or whose
+    /// step fails is left to `next()` (frame pointers).  Whether a step
+    /// was made or the walk ended.
+    fn table_run(&mut self, entries: &mut [usize], nr: &mut usize, memo: &mut Memo<'_>) -> bool {
+        let start = *nr;
+        let mut eh = 0u64;
+        while *nr < entries.len() {
+            let Some((row, kind)) = memo.row(self.ip.wrapping_sub(1)) else {
+                break;
+            };
+            let before = *nr;
+            let ip = self.ip;
+            let common = Common::of(&row);
+            if !common.is_some_and(|c| self.common_step(c, entries, nr)) {
+                let now = Regs {
+                    pc: self.ip as u64,
+                    sp: self.sp as u64,
+                    fp: self.fp as u64,
+                };
+                match table::step(&row, &now, read_word) {
+                    Ok(Some(r)) => {
+                        self.ip = r.pc as usize;
+                        self.sp = r.sp as usize;
+                        self.fp = r.fp as usize;
+                    }
+                    // The outermost frame: a clean end.
+                    Ok(None) => {
+                        self.done = true;
+                        break;
+                    }
+                    Err(_) => break,
+                }
+                entries[*nr] = self.ip;
+                *nr += 1;
+            } else if let Some(c) = common.filter(|_| self.ip == ip) {
+                self.repeat(c, entries, nr);
+            }
+            self.current_type = TYPE_SFRAME;
+            if matches!(kind, Kind::EhFrame) {
+                eh += (*nr - before) as u64;
+            }
+        }
+        let n = (*nr - start) as u64;
+        if n != 0 {
+            stats::add(Stat::EhframeFrames, eh);
+            stats::add(Stat::SframeFrames, n - eh);
+        }
+        n != 0 || self.done
+    }
+
+    /// One step with a row of the common form, its entry stored; false,
+    /// with nothing changed, if the CFA fails a check or the slots are not
+    /// present (the general step then decides).
+    #[inline]
+    fn common_step(&mut self, c: Common, entries: &mut [usize], nr: &mut usize) -> bool {
+        let Some(cfa) = c.cfa(self.sp, self.fp) else {
+            return false;
+        };
+        // The saved FP's slot, then the return address's.
+        let mut w = [0usize; 2];
+        // SAFETY: `w` has room for two words; the helper checks that the
+        // range is user memory and never faults.
+        if unsafe { shim::unwind_rs_read_words_nofault(cfa - 16, w.as_mut_ptr(), false) } != 0 {
+            return false;
+        }
+        self.ip = w[1];
+        self.sp = cfa;
+        if c.fp_saved {
+            self.fp = w[0];
+        }
+        entries[*nr] = self.ip;
+        *nr += 1;
+        true
+    }
+
+    /// The steps of `unwind_rs_table_repeat()` from this frame, which
+    /// returns to the address whose row is `c`.
+    fn repeat(&mut self, c: Common, entries: &mut [usize], nr: &mut usize) {
+        let mut w = shim::TableRun {
+            ip: self.ip,
+            sp: self.sp,
+            fp: self.fp,
+            entries: entries.as_mut_ptr(),
+            off: c.off,
+            nr: *nr as u32,
+            max: entries.len().min(u32::MAX as usize) as u32,
+            cfa_fp: c.cfa_fp,
+            fp_saved: c.fp_saved,
+        };
+        // SAFETY: `w.entries` has room for `w.max` entries, of which the
+        // helper writes only those from `w.nr` on, below `w.max`.
+        unsafe { shim::unwind_rs_table_repeat(&mut w) };
+        *nr = (w.nr as usize).clamp(*nr, entries.len());
+        self.ip = w.ip;
+        self.sp = w.sp;
+        self.fp = w.fp;
+    }
+
     /// Frame-pointer steps from a 64-bit frame while the IPs stay in
     /// `[lo, hi)`, each new IP stored at `entries[*nr]`: the same steps as
     /// `step_fp()`, in one user access section (`shim.c`).
