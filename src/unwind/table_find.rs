@@ -183,6 +183,9 @@ pub(crate) struct MapSet {
     /// in the same one.
     last: usize,
     rows: [RowSlot; ROWS_LEN],
+    /// `rows` may hold something: a walk without tables, which clears the
+    /// set every time, then clears nothing.
+    dirty: bool,
 }
 
 impl MapSet {
@@ -193,17 +196,22 @@ impl MapSet {
             next: 0,
             last: 0,
             rows: [NO_ROW_SLOT; ROWS_LEN],
+            dirty: false,
         }
     }
 
-    // Rare (the mappings changed): out of the walk's way.
+    // Out of the walk's way: the mappings changed, or tables are not used
+    // (no key), where it is cheap.
     #[cold]
     #[inline(never)]
     fn clear(&mut self) {
         for m in &mut self.maps {
             *m = None;
         }
-        self.rows = [NO_ROW_SLOT; ROWS_LEN];
+        if self.dirty {
+            self.rows = [NO_ROW_SLOT; ROWS_LEN];
+            self.dirty = false;
+        }
         self.next = 0;
     }
 }
@@ -379,6 +387,7 @@ impl<'a> Memo<'a> {
             which,
             index,
         };
+        self.set.dirty = true;
         found
     }
 
