@@ -118,7 +118,7 @@ int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w);
 /*
  * A run of table steps through frames that return to the same address
  * (unwind_rs_table_repeat()), in the common form of src/unwind/fp.rs
- * common_form(): CFA = (FP if @cfa_fp, else SP) + @off, the return
+ * Common: CFA = (FP if @cfa_fp, else SP) + @off, the return
  * address at CFA - 8, FP saved at CFA - 16 if @fp_saved.
  */
 struct unwind_rs_table_run {
