@@ -446,9 +446,8 @@ t_race_unload_trampoline32() { unload_trampoline_case 32; }
 # its task_struct, the modules are unloaded, then the event is closed and
 # the kernel frees the task alone.  The unload must have freed the
 # mappings the thread's cache kept: it counts them, and kmemleak (the
-# debug kernel's) finds no object allocated by a module that is gone.
-# kmemleak reports an object unreferenced for 5 s in two scans in a row;
-# reports from before the case are shown and cleared first.
+# debug kernel's) finds no object allocated by a module that is gone;
+# reports from before the case are counted and cleared first.
 KMEMLEAK=/sys/kernel/debug/kmemleak
 # Records in $KMEMLEAK with a frame of an unloaded module (no symbol) or
 # of one of ours.
@@ -457,6 +456,24 @@ kmemleak_ours() {
 		{ r = r "\n" $0 }
 		/^ +0x[0-9a-f]+$/ || /\[unwind_/ { ours = 1 }
 		END { if (r != "" && ours) print r }' $KMEMLEAK
+}
+# Fails if kmemleak finds an object with a frame of our modules.  New
+# tasks first take the cached kernel stacks of exited ones, which clears
+# them: a stale pointer there would keep a leaked object referenced.
+# kmemleak reports an object unreferenced for 5 s in two scans in a row.
+kmemleak_none_ours() {
+	for i in 1 2 3 4 5 6 7 8; do /bin/true; done
+	sleep 6
+	echo scan >$KMEMLEAK
+	echo scan >$KMEMLEAK
+	leaks=$(kmemleak_ours)
+	all=$(grep -c '^unreferenced object' $KMEMLEAK)
+	if [ -n "$leaks" ]; then
+		diag "kmemleak: $(echo "$leaks" | grep -c '^unreferenced object') objects of our modules leaked ($all reports in all):"
+		echo "$leaks" | head -60 | sed 's/^/# /'
+		return 1
+	fi
+	diag "kmemleak: no object of our modules leaked ($all reports in all)"
 }
 t_sec_unload_released_task() {
 	r=0
@@ -474,21 +491,8 @@ t_sec_unload_released_task() {
 	expect_ge "saved mapping sets freed by the unload" "${n:-0}" 1 || r=1
 	if [ -w $KMEMLEAK ]; then
 		# Before the reload: a module loaded where the old one was would
-		# name its frames.  New tasks take the cached kernel stacks of
-		# the exited ones, clearing them: a stale pointer there would
-		# keep a leaked object referenced.
-		for i in 1 2 3 4 5 6 7 8; do /bin/true; done
-		sleep 6
-		echo scan >$KMEMLEAK
-		echo scan >$KMEMLEAK
-		leaks=$(kmemleak_ours)
-		if [ -n "$leaks" ]; then
-			diag "kmemleak: $(echo "$leaks" | grep -c '^unreferenced object') objects of our modules leaked:"
-			echo "$leaks" | head -40 | sed 's/^/# /'
-			r=1
-		else
-			diag "kmemleak: no object of our modules leaked ($(grep -c '^unreferenced object' $KMEMLEAK) reports in all)"
-		fi
+		# name its frames.
+		kmemleak_none_ours || r=1
 	else
 		diag "no kmemleak in this kernel (the debug kernel has it): the unload's count only"
 	fi
@@ -516,22 +520,8 @@ t_module_unload_all() {
 
 # Leaks over the whole suite, where kmemleak is (the debug kernel): with
 # every module of ours unloaded, no unreferenced object has a frame of
-# one of them.  New tasks clear the cached stacks first (see
-# t_sec_unload_released_task).
-t_module_no_leaks() {
-	for i in 1 2 3 4 5 6 7 8; do /bin/true; done
-	sleep 6
-	echo scan >$KMEMLEAK
-	echo scan >$KMEMLEAK
-	leaks=$(kmemleak_ours)
-	all=$(grep -c '^unreferenced object' $KMEMLEAK)
-	if [ -n "$leaks" ]; then
-		diag "kmemleak: $(echo "$leaks" | grep -c '^unreferenced object') objects of our modules leaked ($all reports in all):"
-		echo "$leaks" | head -60 | sed 's/^/# /'
-		return 1
-	fi
-	diag "kmemleak: no object of our modules leaked ($all reports in all)"
-}
+# one of them.
+t_module_no_leaks() { kmemleak_none_ours; }
 
 T_FIRST="t_module_load t_module_reload_20x t_hooks_static_key t_module_load_without_debugfs \
 	t_hooks_fork_exit_free t_hooks_exit_to_user t_ia32_emulation"
