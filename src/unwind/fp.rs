@@ -25,7 +25,7 @@ use kernel::uaccess::UserSlice;
 
 use super::compat;
 use super::regs::{self, UserRegs};
-use super::table::{self, Reg, Regs, Row, Rule};
+use super::table::{self, Reg, Regs, Row, Rule, StepError};
 use super::table_cache::Kind;
 use super::table_find::{MapSet, Memo};
 use crate::glue::shim;
@@ -152,21 +152,8 @@ impl UnwindUserState {
             memo.row(self.ip.wrapping_sub(1))
         };
         if let Some((row, kind)) = found {
-            let now = Regs {
-                pc: self.ip as u64,
-                sp: self.sp as u64,
-                fp: self.fp as u64,
-            };
-            let caller = if topmost {
-                table::step_with(&row, &now, regs::dwarf_reg, read_word)
-            } else {
-                table::step(&row, &now, read_word)
-            };
-            match caller {
-                Ok(Some(r)) => {
-                    self.ip = r.pc as usize;
-                    self.sp = r.sp as usize;
-                    self.fp = r.fp as usize;
+            match self.table_step(&row, topmost) {
+                Ok(true) => {
                     self.current_type = TYPE_SFRAME;
                     stats::inc(match kind {
                         Kind::Sframe => Stat::SframeFrames,
@@ -175,13 +162,36 @@ impl UnwindUserState {
                     return Ok(());
                 }
                 // The outermost frame: a clean end.
-                Ok(None) => return Err(EINVAL),
+                Ok(false) => return Err(EINVAL),
                 // Bad data or an unreadable slot: frame pointers may know.
                 Err(_) => {}
             }
         }
         self.current_type = TYPE_FP;
         self.step_fp()
+    }
+
+    /// The step `row` gives from this frame (the topmost with its saved
+    /// user registers too), the state moved to the caller's frame: true,
+    /// or false at the outermost frame (nothing changed, as on an error).
+    fn table_step(&mut self, row: &Row, topmost: bool) -> Result<bool, StepError> {
+        let now = Regs {
+            pc: self.ip as u64,
+            sp: self.sp as u64,
+            fp: self.fp as u64,
+        };
+        let caller = if topmost {
+            table::step_with(row, &now, regs::dwarf_reg, read_word)?
+        } else {
+            table::step(row, &now, read_word)?
+        };
+        let Some(r) = caller else {
+            return Ok(false);
+        };
+        self.ip = r.pc as usize;
+        self.sp = r.sp as usize;
+        self.fp = r.fp as usize;
+        Ok(true)
     }
 
     fn step_fp(&mut self) -> Result {
@@ -410,19 +420,10 @@ impl UnwindUserState {
             let ip = self.ip;
             let common = Common::of(&row);
             if !common.is_some_and(|c| self.common_step(c, entries, nr)) {
-                let now = Regs {
-                    pc: self.ip as u64,
-                    sp: self.sp as u64,
-                    fp: self.fp as u64,
-                };
-                match table::step(&row, &now, read_word) {
-                    Ok(Some(r)) => {
-                        self.ip = r.pc as usize;
-                        self.sp = r.sp as usize;
-                        self.fp = r.fp as usize;
-                    }
+                match self.table_step(&row, false) {
+                    Ok(true) => {}
                     // The outermost frame: a clean end.
-                    Ok(None) => {
+                    Ok(false) => {
                         self.done = true;
                         break;
                     }
