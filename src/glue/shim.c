@@ -183,6 +183,23 @@ int unwind_rs_read_words_nofault(unsigned long addr, unsigned long *out, bool co
 }
 
 /*
+ * The CFA of a frame at @sp, @fp by the rule (@off, @cfa_fp), or 0 where
+ * it fails table::step()'s checks: no overflow, above SP, 8-byte aligned
+ * (and room for the two slots below it).  The rule comes in registers:
+ * read through the struct it would be reloaded after every store.
+ */
+static __always_inline unsigned long
+unwind_rs_repeat_cfa(long off, bool cfa_fp, unsigned long sp, unsigned long fp)
+{
+	unsigned long base = cfa_fp ? fp : sp, cfa = base + off;
+
+	if ((off >= 0 ? cfa < base : cfa > base) || cfa <= sp ||
+	    (cfa & 7) || cfa < 16)
+		return 0;
+	return cfa;
+}
+
+/*
  * Table steps of a 64-bit user stack in one user access section, for as
  * long as each step returns to @w->ip again (recursion: every frame has
  * the row fp.rs found for the first, which has the common form).  Each
@@ -194,18 +211,19 @@ int unwind_rs_read_words_nofault(unsigned long addr, unsigned long *out, bool co
  */
 void unwind_rs_table_repeat(struct unwind_rs_table_run *w)
 {
-	unsigned long pc = w->ip, sp = w->sp, fp = w->fp, base, cfa, b, ra;
+	unsigned long pc = w->ip, sp = w->sp, fp = w->fp, cfa, b, ra;
 	unsigned long *out = w->entries + w->nr, *end = w->entries + w->max;
+	bool cfa_fp = w->cfa_fp, fp_saved = w->fp_saved;
 	long off = w->off;
 
 	if (out >= end)
 		return;
-	pagefault_disable();
+	cfa = unwind_rs_repeat_cfa(off, cfa_fp, sp, fp);
+	if (!cfa)
+		return;
 	/* The first frame's slots open the section; later ones are checked. */
-	base = w->cfa_fp ? fp : sp;
-	cfa = base + off;
-	if ((off >= 0 ? cfa < base : cfa > base) || cfa <= sp || (cfa & 7) ||
-	    cfa < 16 || !user_read_access_begin((void __user *)(cfa - 16), 16)) {
+	pagefault_disable();
+	if (!user_read_access_begin((void __user *)(cfa - 16), 16)) {
 		pagefault_enable();
 		return;
 	}
@@ -213,16 +231,13 @@ void unwind_rs_table_repeat(struct unwind_rs_table_run *w)
 		unsafe_get_user(b, (unsigned long __user *)(cfa - 16), fault);
 		unsafe_get_user(ra, (unsigned long __user *)(cfa - 8), fault);
 		sp = cfa;
-		if (w->fp_saved)
+		if (fp_saved)
 			fp = b;
 		*out++ = ra;
 		if (ra != pc || out == end)
 			break;
-		base = w->cfa_fp ? fp : sp;
-		cfa = base + off;
-		if ((off >= 0 ? cfa < base : cfa > base) || cfa <= sp ||
-		    (cfa & 7) || cfa < 16 ||
-		    !access_ok((void __user *)(cfa - 16), 16))
+		cfa = unwind_rs_repeat_cfa(off, cfa_fp, sp, fp);
+		if (!cfa || !access_ok((void __user *)(cfa - 16), 16))
 			break;
 	}
 	w->ip = ra;
