@@ -62,7 +62,12 @@ stress_run() {
 stress_unload() {
 	su_a=$(stat cache_allocs 2>/dev/null || echo 0)
 	su_i=0
-	until rmmod unwind_deferred 2>/dev/null; do
+	# Each attempt is marked in the kernel's log (its clock is perf's):
+	# the one that succeeds makes the module GOING, from which the
+	# kernel's task work can no longer pin it and drops the requests it
+	# finds, before the module's exit prints "unloading" (the rmmod
+	# task may be preempted in between).
+	until echo "unwind-rs-test: rmmod" >/dev/kmsg; rmmod unwind_deferred 2>/dev/null; do
 		su_i=$((su_i + 1))
 		[ $su_i -ge 200 ] && return 1
 		sleep 0.01
@@ -190,12 +195,17 @@ t_stress_no_pending_unqueued() {
 # counts as having exited.  Samples while unloaded are synchronous.
 t_stress_deferred_records() {
 	[ -e $SD/ran ] || { diag "stress_churn_perf did not run"; return 1; }
-	# The start of each unload: perf's works are cancelled first, and a
+	# Each unload, "start end gap" per line: it starts with the rmmod
+	# attempt that succeeds (the last marked before the module's
+	# "unloading", gap seconds before it; stress_unload says why), and a
 	# request granted before may lose its record from then on.
-	# Each unload's start and end: "start end" per line.
-	dmesg | sed -n -e 's/^\[ *\([0-9.]*\)\] unwind_deferred: unloading$/s \1/p' \
+	dmesg | sed -n -e 's/^\[ *\([0-9.]*\)\] unwind-rs-test: rmmod$/r \1/p' \
+		-e 's/^\[ *\([0-9.]*\)\] unwind_deferred: unloading$/s \1/p' \
 		-e 's/^\[ *\([0-9.]*\)\] unwind_deferred: unloaded,.*/e \1/p' |
-		awk '$1 == "s" { s = $2 } $1 == "e" && s != "" { print s, $2; s = "" }' >$SD/unloads
+		awk '$1 == "r" { a = $2 } $1 == "s" { s = a != "" ? a : $2; g = $2 - s }
+		$1 == "e" && s != "" { print s, $2, g; s = ""; a = "" }' >$SD/unloads
+	diag "from the last rmmod to the module's \"unloading\": at most" \
+		"$(sort -k3 -g $SD/unloads | tail -1 | awk '{ printf "%.1f ms", $3 * 1000 }')"
 	$PERF script -i $SD/perf.data --no-merge-callchains --no-inline -F comm,tid,time,ip,sym \
 		2>$SD/script.err >$SD/script.txt
 	# LOST and LOST_SAMPLES: perf's buffers overflowed (a record lost
