@@ -51,6 +51,7 @@ stats! {
     EhframeReads => "ehframe_reads",
     EhframeSections => "ehframe_sections",
     EhframeRejects => "ehframe_rejects",
+    EntryFrames => "entry_frames",
     MapLookups => "map_lookups",
     TableBytesHeld => "table_bytes_held",
 }

@@ -12,7 +12,9 @@
 //! or epilogue), the others that of their return address minus one (the
 //! call, which may be a function's last instruction).  A table step
 //! that fails falls back to frame pointers; an outermost row (RA
-//! undefined) ends the walk.  Tables are 64-bit only, and only where
+//! undefined) ends the walk.  A topmost IP that its file's table does not
+//! cover is taken to be at a function's entry if the word at SP is a
+//! return address (`entry_step`), and walks with frame pointers if not.  Tables are 64-bit only, and only where
 //! faults are allowed (`table_find::Memo`).  The C API has no type for
 //! `.eh_frame` frames: they are reported as `UNWIND_USER_TYPE_SFRAME`,
 //! the table-driven type.  The walk only ever moves up
@@ -23,6 +25,7 @@
 use kernel::prelude::*;
 use kernel::uaccess::UserSlice;
 
+use super::call_site;
 use super::compat;
 use super::regs::{self, UserRegs};
 use super::table::{self, Reg, Regs, Row, Rule, StepError};
@@ -166,9 +169,42 @@ impl UnwindUserState {
                 // Bad data or an unreadable slot: frame pointers may know.
                 Err(_) => {}
             }
+        } else if topmost && self.entry_step(memo) {
+            self.current_type = TYPE_FP;
+            stats::inc(Stat::EntryFrames);
+            return Ok(());
         }
         self.current_type = TYPE_FP;
         self.step_fp()
+    }
+
+    /// The topmost frame in a file with unwind tables but no row for its
+    /// IP: code without CFI, such as crti's `.init`, where Debian's
+    /// programs are sampled at the first instruction (the page fault of
+    /// its first run).  At a function's entry, and in a leaf that leaves
+    /// the stack alone, the return address is the word at SP: it is taken
+    /// if a call instruction ends there and a row covers that call (the
+    /// caller has a table), and the caller's SP is 8 bytes up, its RBP this
+    /// frame's.  Frame pointers could not walk it (RBP is not one here).
+    fn entry_step(&mut self, memo: &mut Memo<'_>) -> bool {
+        if !memo.has_tables(self.ip) {
+            return false;
+        }
+        let (Some(ra), Some(sp)) = (read_word(self.sp as u64), self.sp.checked_add(8)) else {
+            return false;
+        };
+        let ra = ra as usize;
+        let Some(before) = ra.checked_sub(call_site::BEFORE) else {
+            return false;
+        };
+        let called =
+            read_word(before as u64).is_some_and(|b| call_site::ends_in_call(b.to_le_bytes()));
+        if !called || memo.row(ra - 1).is_none() {
+            return false;
+        }
+        self.ip = ra;
+        self.sp = sp;
+        true
     }
 
     /// The step `row` gives from this frame (the topmost with its saved

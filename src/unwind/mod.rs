@@ -6,7 +6,8 @@
 //! `fp.rs` is the walk and its state (the C API's `struct
 //! unwind_user_state`): an unwind-table step where there is a row for the
 //! IP, a frame-pointer step otherwise; `compat.rs` adds IA32 emulation's
-//! segment bases.
+//! segment bases; `call_site.rs` tells whether a return address follows
+//! a call instruction (the topmost frame of code without a row).
 //!
 //! Unwind tables: the formats are pure `core` (`sframe/`, `ehframe/`,
 //! `elf.rs`: the same files compile into the host tests), each compiled
@@ -14,9 +15,10 @@
 //! side reads a file's section and compiles it (`table_read.rs`), caches
 //! the compiled tables by file identity (`table_cache.rs`) and finds a
 //! mapping's table (`table_find.rs`).  Dependencies go one way: `fp` uses
-//! `compat`, `regs`, `table` and `table_find`, which uses `table_read`
-//! and `table_cache`, which use the formats and `table`.
+//! `call_site`, `compat`, `regs`, `table` and `table_find`, which uses
+//! `table_read` and `table_cache`, which use the formats and `table`.
 
+mod call_site;
 mod compat;
 // Plain `pub` items: the same files are modules of the host test crates.
 #[allow(unreachable_pub)]

@@ -418,6 +418,12 @@ impl<'a> Memo<'a> {
         v.row(which, index)
     }
 
+    /// Whether `pc`'s mapping has unwind tables (whether or not a row
+    /// covers `pc`).
+    pub(crate) fn has_tables(&mut self, pc: usize) -> bool {
+        self.enabled && self.slot(pc).is_some_and(|i| self.view(i).is_some())
+    }
+
     /// The user addresses around `pc` that have no table (the mapping of
     /// `pc` if it has none, all of them where tables are not used), as
     /// `[lo, hi)`: frame pointers unwind those frames.

@@ -75,6 +75,7 @@ ehd_parse() {
 			sym[u] = f[2]
 			so[u] = dso
 			key[u] = dso "+" (dwarf && u > 1 && off != "" ? inc(off) : off)
+			at[u] = off
 		}
 		un = 0
 		for (i = 1; i <= u; i++)
@@ -97,7 +98,7 @@ ehd_parse() {
 			chains[c]++
 		} else {
 			# Where the stacks that miss the start end.
-			miss[u ? sym[u] " " so[u] : "(no user frame)"]++
+			miss[u ? sym[u] " " so[u] "+0x" at[u] : "(no user frame)"]++
 		}
 		for (i = 2; i < u; i++)
 			edges[key[i] " " key[i + 1]]++

@@ -20,6 +20,8 @@
  *   ehchain spin DEPTH LOOPS	CPU-bound, known stack, for perf record
  *   ehchain edges MODE	requests in a function's prologue, body,
  *	restore_state path and epilogue
+ *   ehchain nocfi MODE	requests in code without an FDE: at its entry,
+ *	then with words at SP that are no return address
  */
 #include <stdint.h>
 #ifdef EH_DYN
@@ -104,8 +106,10 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc == 3 && !strcmp(argv[1], "edges"))
 		return eh_edges(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "nocfi"))
+		return eh_nocfi(atoi(argv[2]));
 	if (argc < 4) {
-		ut_diag("usage: ehchain chain|mixed|mixed3|lib|dlopen|deferred|spin DEPTH MODE ... | edges MODE");
+		ut_diag("usage: ehchain chain|mixed|mixed3|lib|dlopen|deferred|spin DEPTH MODE ... | edges|nocfi MODE");
 		return UT_FAIL;
 	}
 	depth = atoi(argv[2]);

@@ -58,6 +58,7 @@ extern unsigned long long eh_frames[EH_MAX_FRAMES];
 int eh_deferred(struct eh_chain *c, void (*start)(struct eh_chain *, int), int depth,
 		int op, unsigned int nra);
 int eh_edges(int mode);
+int eh_nocfi(int mode);
 
 /* ehlib.c (libehlink.so, libehdl*.so): @depth levels, then @leaf. */
 void ehlib_chain(int depth, struct eh_chain *c, eh_leaf_fn leaf);

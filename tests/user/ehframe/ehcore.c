@@ -277,3 +277,104 @@ int eh_edges(int mode)
 	close(fd);
 	return ut_result();
 }
+
+/*
+ * eh_nocfi_fn(reqs, fd, ra): code no FDE covers (no CFI directives), as
+ * crti's .init of Debian's libraries, with RBP 0 (frame pointers cannot
+ * walk it): four UT_IOC_UNWIND requests with different words at SP.
+ * 0: its return address (the function's entry): the walk steps to its
+ * caller with it, and on with the caller's rows.  Then words the walk
+ * must not take for a return address, so that it ends after the IP:
+ * 1: a small number; 2: an address inside eh_edge_fn (a row covers it)
+ * after a syscall, no call; 3: an address after a call, in this
+ * function (no row covers it).  ra[0] gets its return address.
+ */
+void eh_nocfi_fn(struct ut_unwind *reqs, int fd, unsigned long *ra);
+extern char eh_nocfi_ip0[], eh_nocfi_ip1[], eh_nocfi_ip2[], eh_nocfi_ip3[];
+#define NOCFI_REQ(n) \
+	"	mov %r9d, %edi\n" \
+	"	mov $0xc0207501, %esi\n" \
+	"	lea " #n "*32(%r8), %rdx\n" \
+	"	mov $16, %eax\n" \
+	"	syscall\n" \
+	".globl eh_nocfi_ip" #n "\n" \
+	"eh_nocfi_ip" #n ":\n"
+asm(".text\n"
+    ".globl eh_nocfi_fn\n"
+    ".type eh_nocfi_fn, @function\n"
+    "eh_nocfi_fn:\n"
+    "	mov %rdi, %r8\n"
+    "	mov %esi, %r9d\n"
+    "	mov (%rsp), %rax\n"
+    "	mov %rax, (%rdx)\n"
+    "	mov %rbp, %r10\n"
+    "	xor %ebp, %ebp\n"
+    NOCFI_REQ(0)
+    "	push $0x1234\n"
+    NOCFI_REQ(1)
+    "	lea eh_edge_ip0(%rip), %rax\n"
+    "	mov %rax, (%rsp)\n"
+    NOCFI_REQ(2)
+    "	lea 1f(%rip), %rax\n"
+    "	mov %rax, (%rsp)\n"
+    NOCFI_REQ(3)
+    "	add $8, %rsp\n"
+    "	mov %r10, %rbp\n"
+    "	ret\n"
+    "	call eh_nocfi_fn\n"
+    "1:	ud2\n"
+    ".size eh_nocfi_fn, .-eh_nocfi_fn\n");
+
+static unsigned long nocfi_ra[2];
+
+static __attribute__((noinline, noclone)) void nocfi_caller(struct ut_unwind *reqs, int fd,
+							     struct eh_chain *c)
+{
+	c->oracle_nr = 0;
+	_Unwind_Backtrace(oracle_step, c);
+	eh_nocfi_fn(reqs, fd, nocfi_ra);
+	nocfi_ra[1] = (unsigned long)__builtin_return_address(0);
+	asm volatile("" ::: "memory");
+}
+
+int eh_nocfi(int mode)
+{
+	static uint64_t f[4][EH_MAX_FRAMES / 4];
+	static struct eh_chain c;
+	struct ut_unwind reqs[4];
+	char *ips[4] = { eh_nocfi_ip0, eh_nocfi_ip1, eh_nocfi_ip2, eh_nocfi_ip3 };
+	int fd = ut_open(), i;
+	unsigned int j;
+
+	memset(reqs, 0, sizeof(reqs));
+	for (i = 0; i < 4; i++) {
+		reqs[i].max = EH_MAX_FRAMES / 4;
+		reqs[i].mode = mode;
+		reqs[i].entries = (uintptr_t)f[i];
+	}
+	nocfi_caller(reqs, fd, &c);
+	for (i = 0; i < 4; i++) {
+		ut_diag("request %d: ret %d, %u frames (oracle %u): %#llx %#llx %#llx", i,
+			reqs[i].ret, reqs[i].nr, c.oracle_nr, (unsigned long long)f[i][0],
+			(unsigned long long)f[i][1], (unsigned long long)f[i][2]);
+		ut_check(reqs[i].ret == 0 && reqs[i].nr >= 1, "request %d failed", i);
+		ut_check(f[i][0] == (unsigned long)ips[i], "request %d: IP", i);
+	}
+	/* 0: the IP, eh_nocfi_fn's RA, then nocfi_caller's frame on (the
+	 * oracle from nocfi_caller, [1] onwards), down to _start. */
+	ut_check(reqs[0].nr == c.oracle_nr + 1, "request 0: %u frames, want %u", reqs[0].nr,
+		 c.oracle_nr + 1);
+	ut_check(reqs[0].nr >= 3 && f[0][1] == nocfi_ra[0] && f[0][2] == nocfi_ra[1],
+		 "request 0: the return addresses");
+	for (j = 1; j < c.oracle_nr && j + 1 < reqs[0].nr; j++)
+		if (f[0][j + 1] != c.oracle[j]) {
+			ut_diag("request 0: frame %u: got %#llx want %#lx", j + 1,
+				(unsigned long long)f[0][j + 1], c.oracle[j]);
+			ut_failed = 1;
+			break;
+		}
+	for (i = 1; i < 4; i++)
+		ut_check(reqs[i].nr == 1, "request %d: %u frames, want the IP alone", i, reqs[i].nr);
+	close(fd);
+	return ut_result();
+}
