@@ -180,12 +180,12 @@ impl UnwindUserState {
 
     /// The topmost frame in a file with unwind tables but no row for its
     /// IP: code without CFI, such as crti's `.init`, where Debian's
-    /// programs are sampled at the first instruction (the page fault of
-    /// its first run).  At a function's entry, and in a leaf that leaves
-    /// the stack alone, the return address is the word at SP: it is taken
-    /// if a call instruction ends there and a row covers that call (the
-    /// caller has a table), and the caller's SP is 8 bytes up, its RBP this
-    /// frame's.  Frame pointers could not walk it (RBP is not one here).
+    /// programs are sampled at the first instruction.  At a function's
+    /// entry, and in a leaf that leaves the stack alone, the return
+    /// address is the word at SP: it is taken if a call instruction ends
+    /// there and a row covers that call (the caller has a table), and the
+    /// caller's SP is 8 bytes up, its RBP this frame's.  Frame pointers
+    /// could not walk it (RBP is not one here).
     fn entry_step(&mut self, memo: &mut Memo<'_>) -> bool {
         if !memo.has_tables(self.ip) {
             return false;
