@@ -164,6 +164,20 @@ impl Storage for Store {
         &self.rows
     }
 
+    fn starts_len(&self) -> usize {
+        self.starts.len()
+    }
+
+    fn truncate(&mut self, starts: usize, rows: usize) {
+        // SAFETY: Each length only shrinks (`min`), and the elements are
+        // plain `Copy` data: nothing to drop, nothing left uninitialized.
+        unsafe {
+            self.starts.set_len(starts.min(self.starts.len()));
+            self.index.set_len(starts.min(self.index.len()));
+            self.rows.set_len(rows.min(self.rows.len()));
+        }
+    }
+
     fn dedup(&mut self) -> &mut [u32] {
         &mut self.dedup
     }

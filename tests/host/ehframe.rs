@@ -1180,6 +1180,28 @@ fn malformed_programs_skip_the_fde() {
     let o = one(&cie, 0x10, &[0x0e, 16, 0x44, 0x0e, 24, 0x44, 0x1c]);
     assert_eq!(o.at(0x1000), None);
     assert_eq!(o.at(0x1004), None);
+    // Between good functions it leaves the table as if it were not
+    // listed: its rows (and a PLT expression's blocks) taken back, the
+    // next function's rows numbered as without it.
+    let mut eh = Eh::new(EH_ADDR);
+    let c = eh.cie(&cie);
+    let f1 = eh.fde_full(c, 0x1b, 0x1000, 0x10, Some(&[]), &[0x44, 0x0e, 16], false);
+    let mut p = vec![0x44, 0x0e, 40, 0x44, 0x0e, 48];
+    p.extend(plt_expr(8, 11));
+    p.extend([0x44, 0x1c]);
+    let f2 = eh.fde_full(c, 0x1b, 0x1010, 0x40, Some(&[]), &p, false);
+    let f3 = eh.fde_full(c, 0x1b, 0x1050, 0x10, Some(&[]), &[0x44, 0x0e, 48, 0x44, 0x0e, 16], false);
+    let all = run_eh(&eh, &[(0x1000, f1), (0x1010, f2), (0x1050, f3)]);
+    let some = run_eh(&eh, &[(0x1000, f1), (0x1050, f3)]);
+    let (sa, ss) = (all.stats(), some.stats());
+    assert_eq!((sa.compiled, sa.bad_program, sa.plt_blocks), (2, 1, 0));
+    assert_eq!((ss.compiled, ss.plt_blocks), (2, 0));
+    assert_eq!(all.store.starts, some.store.starts);
+    assert_eq!(all.store.index, some.store.index);
+    assert_eq!(all.store.rows, some.store.rows);
+    assert_eq!(all.base, some.base);
+    assert_eq!(all.at(0x1010), None);
+    assert_eq!(all.at(0x1054), some.at(0x1054));
     // An FDE's augmentation data longer than the FDE, or a bad length.
     let mut eh = Eh::new(EH_ADDR);
     let c = eh.cie(&cie);

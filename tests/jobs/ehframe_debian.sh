@@ -153,6 +153,7 @@ ehd_run() {
 	echo 1024 >/proc/sys/kernel/perf_event_max_stack
 	for cg in fp fp,defer dwarf; do
 		m=$(echo $cg | tr , _)
+		e0=$(ehs entry_frames)
 		if ! $PERF record -q -B -N -o $EHD/$m.data -e cpu-clock -c 1000000 \
 			--call-graph $cg -- $exe "$@" >$EHD/$m.log 2>&1; then
 			diag "$name: perf record --call-graph $cg failed:"
@@ -172,6 +173,8 @@ ehd_run() {
 		diag "| $name | $cg | $n | $(( reached * 100 / p )).$(( reached * 1000 / p % 10 ))% |" \
 			"$(( depth / p )) | $(( bytes / n )) | $(( bytes / (reached ? reached : 1) )) |"
 		diag "  ($noprog samples of the exec itself left out, $loader of ld.so before libc)"
+		[ $cg = fp,defer ] &&
+			diag "  (topmost frames without a row, stepped at a function's entry: $(( $(ehs entry_frames) - e0 )))"
 		expect_ge "$name $cg: samples" $n 200 || r=1
 		[ $cg = fp ] || sort -rn $EHD/$m.miss | head -3 |
 			while read k w; do diag "  $cg: $k stacks end in $w"; done

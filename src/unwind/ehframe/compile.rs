@@ -7,9 +7,9 @@
 //! Per entry: the FDE must lie in the given bytes, its CIE be usable, its
 //! `pc_begin` equal the table's initial location (a header that lies
 //! about its FDEs is not believed), it must not overlap the function
-//! before it, and its CFA program must run to its end without error (a
-//! first run checks it, a second gives the rows, so that a bad program
-//! leaves no partial rows behind).  Anything else skips that FDE alone,
+//! before it, and its CFA program must run to its end without error (its
+//! rows go to the engine as it runs, and are taken back if it fails part
+//! way, so that a bad program leaves no partial rows behind).  Anything else skips that FDE alone,
 //! counted in [`Stats`]; only a header that cannot be used at all, an
 //! unsorted table or the engine's own limits stop the compilation.
 //!
@@ -364,12 +364,15 @@ fn one<'a, S: Storage>(
         fde_enc: cie.fde_enc,
         in_cie: false,
     };
-    // First run: check the whole program before giving the engine a row.
-    let mut m = base;
-    m.loc = fde.pc_begin;
-    m.run::<(), _>(fde.insns, &ctx, &mut out.stats.work, |_, _, _| Ok(()))
-        .map_err(|_| Skip::Program)?;
-    // Second run: the rows.
+    // One run gives the rows; a program that fails part way takes back
+    // what it gave (and the PLT blocks it spent).
+    let mark = out.b.mark();
+    let saved = (
+        out.base,
+        out.plt_left,
+        out.stats.plt_blocks,
+        out.stats.plt_refused,
+    );
     out.base.get_or_insert(fde.pc_begin);
     let mut m = base;
     m.loc = fde.pc_begin;
@@ -379,16 +382,21 @@ fn one<'a, S: Storage>(
         out.range(lo, hi, end, st, signal)
     });
     out.stats.work = work;
-    let last = match r {
-        Ok(()) => m.state,
+    match r {
+        Ok(()) => {}
         Err(RunError::Sink(e)) => return Err(e.into()),
-        // The first run accepted the same program, so this cannot
-        // happen; were it to, the rest of the function gets no row.
-        Err(RunError::Prog(_)) => State {
-            cfa: CfaState::Other,
-            ..m.state
-        },
-    };
+        Err(RunError::Prog(_)) => {
+            out.b.rollback(mark);
+            (
+                out.base,
+                out.plt_left,
+                out.stats.plt_blocks,
+                out.stats.plt_refused,
+            ) = saved;
+            return Err(Skip::Program.into());
+        }
+    }
+    let last = m.state;
     out.range(m.loc, end, end, &last, signal)?;
     out.b.end(end)?;
     Ok(end)

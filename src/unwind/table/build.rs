@@ -44,9 +44,24 @@ pub trait Storage {
     fn push_row(&mut self, row: Row) -> Result<(), BuildError>;
     /// The rows pushed so far.
     fn rows(&self) -> &[Row];
+    /// The number of entries pushed so far.
+    fn starts_len(&self) -> usize;
+    /// Keeps only the first `starts` entries and `rows` rows (never
+    /// more than there are): [`Builder::rollback`].
+    fn truncate(&mut self, starts: usize, rows: usize);
     /// [`DEDUP_SLOTS`] slots, all `u32::MAX` at first: the builder's
     /// scratch space (row index + 1 per slot, 0 = free after `clear`).
     fn dedup(&mut self) -> &mut [u32];
+}
+
+/// A builder's state between two calls, to go back to: [`Builder::mark`].
+#[derive(Clone, Copy)]
+pub struct Mark {
+    starts: usize,
+    rows: usize,
+    base: Option<u64>,
+    last: Option<(u32, u16)>,
+    end: Option<u32>,
 }
 
 /// Builds one table into `S`.
@@ -109,6 +124,44 @@ impl<S: Storage> Builder<S> {
         }
         self.end = Some(off);
         Ok(())
+    }
+
+    /// The state now, for [`Builder::rollback`].
+    pub fn mark(&self) -> Mark {
+        Mark {
+            starts: self.store.starts_len(),
+            rows: self.store.rows().len(),
+            base: self.base,
+            last: self.last,
+            end: self.end,
+        }
+    }
+
+    /// Takes back every call since `m` was marked: a function whose rules
+    /// turn out bad part way leaves nothing behind.  The rows interned
+    /// since leave the dedup table newest first, which restores it
+    /// exactly: with linear probing, no row interned before them ever
+    /// probed past their slots.
+    pub fn rollback(&mut self, m: Mark) {
+        let mask = DEDUP_SLOTS - 1;
+        for n in (m.rows..self.store.rows().len()).rev() {
+            let Some(&row) = self.store.rows().get(n) else {
+                continue;
+            };
+            let mut slot = (hash(&row) as usize) & mask;
+            for _ in 0..DEDUP_SLOTS {
+                let d = self.store.dedup();
+                if d[slot] == n as u32 {
+                    d[slot] = u32::MAX;
+                    break;
+                }
+                slot = (slot + 1) & mask;
+            }
+        }
+        self.store.truncate(m.starts, m.rows);
+        self.base = m.base;
+        self.last = m.last;
+        self.end = m.end;
     }
 
     /// Ends the table; returns the storage and the base address (`None`:

@@ -80,6 +80,14 @@ impl Storage for VecStore {
     fn rows(&self) -> &[Row] {
         &self.rows
     }
+    fn starts_len(&self) -> usize {
+        self.starts.len()
+    }
+    fn truncate(&mut self, starts: usize, rows: usize) {
+        self.starts.truncate(starts);
+        self.index.truncate(starts);
+        self.rows.truncate(rows);
+    }
     fn dedup(&mut self) -> &mut [u32] {
         &mut self.dedup
     }
