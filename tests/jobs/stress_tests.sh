@@ -102,6 +102,12 @@ t_stress_churn_perf() {
 	diag "baseline: $m_cold kB before the warm-up, $(cat $SD/mem0) kB after" \
 		"(SUnreclaim + VmallocUsed), kmalloc-4k objects $(cat $SD/k4_0)"
 	load_core || return 1
+	# A task that lives through the churn and past the checks, sampled
+	# all along (the churn's own tasks exit): one left with PENDING and
+	# nothing queued after the last load stays so, for
+	# stress_no_pending_unqueued to see.
+	sh -c 'while :; do i=0; while [ $i -lt 2000 ]; do i=$((i + 1)); done; sleep 0.05; done' &
+	echo $! >$SD/keeper
 	forks0=$(awk '$1 == "processes" { print $2 }' /proc/stat)
 	# The whole system, with perf's fallback when the module is gone.
 	# 250 Hz per CPU; large buffers: a lost record would read as unmerged.
@@ -182,7 +188,11 @@ t_stress_no_pending_unqueued() {
 	done
 	diag "tasks with PENDING and no queued work: $n (read $((i + 1)) times)," \
 		"$(ls /proc | grep -c '^[0-9]') processes"
-	expect_eq "tasks with PENDING and nothing queued" "$n" 0
+	r=0
+	[ -d /proc/$(cat $SD/keeper) ] || { diag "the long-lived task is gone"; r=1; }
+	kill $(cat $SD/keeper) 2>/dev/null
+	expect_eq "tasks with PENDING and nothing queued" "$n" 0 || r=1
+	return $r
 }
 
 # Every deferred sample gets its record (perf merges by (tid, cookie)),
@@ -296,6 +306,7 @@ t_stress_deferred_records() {
 # debug runs allocated 600 to 2,000 caches, 2.4 to 8 MiB).  Ends with the core and unwind_test loaded.
 t_stress_memory_baseline() {
 	[ -e $SD/ran ] || { diag "stress_churn_perf did not run"; return 1; }
+	kill $(cat $SD/keeper) 2>/dev/null
 	r=0
 	rm -f $SD/perf.data
 	stress_unload || { diag "the last unload failed"; r=1; }
