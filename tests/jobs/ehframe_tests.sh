@@ -117,17 +117,23 @@ t_ehframe_mixed_sframe() {
 	return $r
 }
 
+# eh_asm_requests CMD: "ehchain CMD MODE" (four requests from an assembly
+# function, each checked by the program) in each program, modes 0 and 2.
+eh_asm_requests() {
+	ear=0
+	for p in ehchain-static ehchain-spie ehchain-dyn; do
+		for m in 0 2; do
+			$EH/$p $1 $m || ear=1
+		done
+	done
+	return $ear
+}
+
 # Requests at an assembly function's entry, body, a path whose row
 # comes from DW_CFA_restore_state, and after its epilogue's adjustment.
 t_ehframe_prologue_epilogue() {
 	eh_need || return 4
-	r=0
-	for p in ehchain-static ehchain-spie ehchain-dyn; do
-		for m in 0 2; do
-			$EH/$p edges $m || r=1
-		done
-	done
-	return $r
+	eh_asm_requests edges
 }
 
 # Requests in code no FDE covers (as crti's .init in Debian's libraries,
@@ -136,13 +142,9 @@ t_ehframe_prologue_epilogue() {
 # return address (no call before them, or no row for it) end the walk.
 t_ehframe_nocfi_entry() {
 	eh_need || return 4
-	r=0
 	n0=$(ehs entry_frames)
-	for p in ehchain-static ehchain-spie ehchain-dyn; do
-		for m in 0 2; do
-			$EH/$p nocfi $m || r=1
-		done
-	done
+	eh_asm_requests nocfi
+	r=$?
 	n=$(( $(ehs entry_frames) - n0 ))
 	diag "entry_frames +$n"
 	expect_eq "entry_frames" $n 6 || r=1

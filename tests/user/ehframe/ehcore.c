@@ -191,14 +191,16 @@ _Static_assert(UT_IOC_UNWIND == EH_IOC_UNWIND, "asm below");
 _Static_assert(sizeof(struct ut_unwind) == 32, "asm below");
 void eh_edge_fn(struct ut_unwind *reqs, int fd, unsigned long *ra);
 extern char eh_edge_ip0[], eh_edge_ip1[], eh_edge_ip2[], eh_edge_ip3[];
-#define REQ(n) \
+/* Request n (reqs in r8, fd in r9d), then the global label name##n. */
+#define EH_REQ(name, n) \
 	"	mov %r9d, %edi\n" \
 	"	mov $0xc0207501, %esi\n" \
 	"	lea " #n "*32(%r8), %rdx\n" \
 	"	mov $16, %eax\n" \
 	"	syscall\n" \
-	".globl eh_edge_ip" #n "\n" \
-	"eh_edge_ip" #n ":\n"
+	".globl " #name #n "\n" \
+	#name #n ":\n"
+#define REQ(n) EH_REQ(eh_edge_ip, n)
 asm(".text\n"
     ".globl eh_edge_fn\n"
     ".type eh_edge_fn, @function\n"
@@ -226,55 +228,79 @@ asm(".text\n"
     ".cfi_endproc\n"
     ".size eh_edge_fn, .-eh_edge_fn\n");
 
-static unsigned long edge_ra[2];
+/* An assembly function making four UT_IOC_UNWIND requests (reqs[0..3]
+ * on fd); ra[0] gets its return address. */
+typedef void (*eh_req_fn)(struct ut_unwind *reqs, int fd, unsigned long *ra);
 
-static __attribute__((noinline, noclone)) void edges_caller(struct ut_unwind *reqs, int fd,
-							     struct eh_chain *c)
+static unsigned long req_ra[2];
+static uint64_t req_frames[4][EH_MAX_FRAMES / 4];
+static struct eh_chain req_chain;
+
+/* fn's requests, with the oracle's walk from here; req_ra[1] gets this
+ * function's return address. */
+static __attribute__((noinline, noclone)) void req_caller(eh_req_fn fn, struct ut_unwind *reqs,
+							   int fd, struct eh_chain *c)
 {
 	c->oracle_nr = 0;
 	_Unwind_Backtrace(oracle_step, c);
-	eh_edge_fn(reqs, fd, edge_ra);
-	edge_ra[1] = (unsigned long)__builtin_return_address(0);
+	fn(reqs, fd, req_ra);
+	req_ra[1] = (unsigned long)__builtin_return_address(0);
 	asm volatile("" ::: "memory");
+}
+
+/* Runs fn's requests in mode: each must succeed and start at ips[i]. */
+static void req_run(eh_req_fn fn, int mode, char *const ips[4], struct ut_unwind reqs[4])
+{
+	int fd = ut_open(), i;
+
+	memset(reqs, 0, 4 * sizeof(*reqs));
+	for (i = 0; i < 4; i++) {
+		reqs[i].max = EH_MAX_FRAMES / 4;
+		reqs[i].mode = mode;
+		reqs[i].entries = (uintptr_t)req_frames[i];
+	}
+	req_caller(fn, reqs, fd, &req_chain);
+	for (i = 0; i < 4; i++) {
+		ut_diag("request %d: ret %d, %u frames (oracle %u): %#llx %#llx %#llx", i,
+			reqs[i].ret, reqs[i].nr, req_chain.oracle_nr,
+			(unsigned long long)req_frames[i][0], (unsigned long long)req_frames[i][1],
+			(unsigned long long)req_frames[i][2]);
+		ut_check(reqs[i].ret == 0 && reqs[i].nr >= 1, "request %d failed", i);
+		ut_check(req_frames[i][0] == (unsigned long)ips[i], "request %d: IP", i);
+	}
+	close(fd);
+}
+
+/* Request i is exact: its IP, fn's return address, then req_caller's
+ * frame on (the oracle from req_caller, [1] onwards), down to _start. */
+static void req_exact(int i, const struct ut_unwind *req)
+{
+	const uint64_t *f = req_frames[i];
+	const struct eh_chain *c = &req_chain;
+	unsigned int j;
+
+	ut_check(req->nr >= 3 && f[1] == req_ra[0] && f[2] == req_ra[1],
+		 "request %d: the return addresses", i);
+	ut_check(req->nr == c->oracle_nr + 1, "request %d: %u frames, want %u", i, req->nr,
+		 c->oracle_nr + 1);
+	for (j = 1; j < c->oracle_nr && j + 1 < req->nr; j++)
+		if (f[j + 1] != c->oracle[j]) {
+			ut_diag("request %d: frame %u: got %#llx want %#lx", i, j + 1,
+				(unsigned long long)f[j + 1], c->oracle[j]);
+			ut_failed = 1;
+			break;
+		}
 }
 
 int eh_edges(int mode)
 {
-	static uint64_t f[4][EH_MAX_FRAMES / 4];
-	static struct eh_chain c;
+	char *const ips[4] = { eh_edge_ip0, eh_edge_ip1, eh_edge_ip2, eh_edge_ip3 };
 	struct ut_unwind reqs[4];
-	char *ips[4] = { eh_edge_ip0, eh_edge_ip1, eh_edge_ip2, eh_edge_ip3 };
-	int fd = ut_open(), i;
-	unsigned int j;
+	int i;
 
-	memset(reqs, 0, sizeof(reqs));
-	for (i = 0; i < 4; i++) {
-		reqs[i].max = EH_MAX_FRAMES / 4;
-		reqs[i].mode = mode;
-		reqs[i].entries = (uintptr_t)f[i];
-	}
-	edges_caller(reqs, fd, &c);
-	/* Request i: its IP, eh_edge_fn's RA, then edges_caller's frame on:
-	 * the oracle from edges_caller, [1] onwards. */
-	for (i = 0; i < 4; i++) {
-		ut_diag("request %d: ret %d, %u frames (oracle %u): %#llx %#llx %#llx", i,
-			reqs[i].ret, reqs[i].nr, c.oracle_nr, (unsigned long long)f[i][0],
-			(unsigned long long)f[i][1], (unsigned long long)f[i][2]);
-		ut_check(reqs[i].ret == 0 && reqs[i].nr >= 3, "request %d failed", i);
-		ut_check(f[i][0] == (unsigned long)ips[i], "request %d: IP", i);
-		ut_check(f[i][1] == edge_ra[0], "request %d: eh_edge_fn's return address", i);
-		ut_check(f[i][2] == edge_ra[1], "request %d: its caller's", i);
-		ut_check(reqs[i].nr == c.oracle_nr + 1, "request %d: %u frames, want %u", i,
-			 reqs[i].nr, c.oracle_nr + 1);
-		for (j = 1; j < c.oracle_nr && j + 1 < reqs[i].nr; j++)
-			if (f[i][j + 1] != c.oracle[j]) {
-				ut_diag("request %d: frame %u: got %#llx want %#lx", i, j + 1,
-					(unsigned long long)f[i][j + 1], c.oracle[j]);
-				ut_failed = 1;
-				break;
-			}
-	}
-	close(fd);
+	req_run(eh_edge_fn, mode, ips, reqs);
+	for (i = 0; i < 4; i++)
+		req_exact(i, &reqs[i]);
 	return ut_result();
 }
 
@@ -291,14 +317,7 @@ int eh_edges(int mode)
  */
 void eh_nocfi_fn(struct ut_unwind *reqs, int fd, unsigned long *ra);
 extern char eh_nocfi_ip0[], eh_nocfi_ip1[], eh_nocfi_ip2[], eh_nocfi_ip3[];
-#define NOCFI_REQ(n) \
-	"	mov %r9d, %edi\n" \
-	"	mov $0xc0207501, %esi\n" \
-	"	lea " #n "*32(%r8), %rdx\n" \
-	"	mov $16, %eax\n" \
-	"	syscall\n" \
-	".globl eh_nocfi_ip" #n "\n" \
-	"eh_nocfi_ip" #n ":\n"
+#define NOCFI_REQ(n) EH_REQ(eh_nocfi_ip, n)
 asm(".text\n"
     ".globl eh_nocfi_fn\n"
     ".type eh_nocfi_fn, @function\n"
@@ -325,56 +344,15 @@ asm(".text\n"
     "1:	ud2\n"
     ".size eh_nocfi_fn, .-eh_nocfi_fn\n");
 
-static unsigned long nocfi_ra[2];
-
-static __attribute__((noinline, noclone)) void nocfi_caller(struct ut_unwind *reqs, int fd,
-							     struct eh_chain *c)
-{
-	c->oracle_nr = 0;
-	_Unwind_Backtrace(oracle_step, c);
-	eh_nocfi_fn(reqs, fd, nocfi_ra);
-	nocfi_ra[1] = (unsigned long)__builtin_return_address(0);
-	asm volatile("" ::: "memory");
-}
-
 int eh_nocfi(int mode)
 {
-	static uint64_t f[4][EH_MAX_FRAMES / 4];
-	static struct eh_chain c;
+	char *const ips[4] = { eh_nocfi_ip0, eh_nocfi_ip1, eh_nocfi_ip2, eh_nocfi_ip3 };
 	struct ut_unwind reqs[4];
-	char *ips[4] = { eh_nocfi_ip0, eh_nocfi_ip1, eh_nocfi_ip2, eh_nocfi_ip3 };
-	int fd = ut_open(), i;
-	unsigned int j;
+	int i;
 
-	memset(reqs, 0, sizeof(reqs));
-	for (i = 0; i < 4; i++) {
-		reqs[i].max = EH_MAX_FRAMES / 4;
-		reqs[i].mode = mode;
-		reqs[i].entries = (uintptr_t)f[i];
-	}
-	nocfi_caller(reqs, fd, &c);
-	for (i = 0; i < 4; i++) {
-		ut_diag("request %d: ret %d, %u frames (oracle %u): %#llx %#llx %#llx", i,
-			reqs[i].ret, reqs[i].nr, c.oracle_nr, (unsigned long long)f[i][0],
-			(unsigned long long)f[i][1], (unsigned long long)f[i][2]);
-		ut_check(reqs[i].ret == 0 && reqs[i].nr >= 1, "request %d failed", i);
-		ut_check(f[i][0] == (unsigned long)ips[i], "request %d: IP", i);
-	}
-	/* 0: the IP, eh_nocfi_fn's RA, then nocfi_caller's frame on (the
-	 * oracle from nocfi_caller, [1] onwards), down to _start. */
-	ut_check(reqs[0].nr == c.oracle_nr + 1, "request 0: %u frames, want %u", reqs[0].nr,
-		 c.oracle_nr + 1);
-	ut_check(reqs[0].nr >= 3 && f[0][1] == nocfi_ra[0] && f[0][2] == nocfi_ra[1],
-		 "request 0: the return addresses");
-	for (j = 1; j < c.oracle_nr && j + 1 < reqs[0].nr; j++)
-		if (f[0][j + 1] != c.oracle[j]) {
-			ut_diag("request 0: frame %u: got %#llx want %#lx", j + 1,
-				(unsigned long long)f[0][j + 1], c.oracle[j]);
-			ut_failed = 1;
-			break;
-		}
+	req_run(eh_nocfi_fn, mode, ips, reqs);
+	req_exact(0, &reqs[0]);
 	for (i = 1; i < 4; i++)
 		ut_check(reqs[i].nr == 1, "request %d: %u frames, want the IP alone", i, reqs[i].nr);
-	close(fd);
 	return ut_result();
 }
