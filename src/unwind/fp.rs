@@ -14,8 +14,9 @@
 //! that fails falls back to frame pointers; an outermost row (RA
 //! undefined) ends the walk.  A topmost IP that its file's table does not
 //! cover is taken to be at a function's entry if the word at SP is a
-//! return address (`entry_step`), and walks with frame pointers if not.  Tables are 64-bit only, and only where
-//! faults are allowed (`table_find::Memo`).  The C API has no type for
+//! return address (`entry_step`), and walks with frame pointers if not.
+//! Tables are 64-bit only, and only where faults are allowed
+//! (`table_find::Memo`).  The C API has no type for
 //! `.eh_frame` frames: they are reported as `UNWIND_USER_TYPE_SFRAME`,
 //! the table-driven type.  The walk only ever moves up
 //! the stack, reads user memory through `copy_from_user()` (which refuses
