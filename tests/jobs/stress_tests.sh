@@ -260,12 +260,14 @@ t_stress_deferred_records() {
 				continue
 			if ((stid[i], scook[i]) in rec) { merged++; continue }
 			# The task next deferred sample with another cookie: its entry
-			# ended before it.  A synchronous one proves nothing: perf
+			# ended before it.  Cookies compared as strings: a hex cookie
+			# of digits and one "e" reads as a number (1e556 is inf, and
+			# busybox awk finds inf != inf).  A synchronous one proves nothing: perf
 			# falls back as soon as an unload begins, before its line.
 			nxt = end
 			nc = "none"
 			for (j = i + 1; j <= ns; j++)
-				if (stid[j] == stid[i] && scook[j] != "sync" && scook[j] != scook[i]) { nxt = st[j]; nc = scook[j]; break }
+				if (stid[j] == stid[i] && scook[j] != "sync" && scook[j] "" != scook[i] "") { nxt = st[j]; nc = scook[j]; break }
 			# The start of the first unload not over at the sample.
 			un = end
 			for (k = 1; k <= nu; k++) if (ue[k] >= st[i]) { un = us[k]; break }
