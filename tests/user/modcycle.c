@@ -20,20 +20,6 @@ static int load(int fd, const char *what)
 	return 0;
 }
 
-/* The core's count of task works queued (debugfs), or -1. */
-static long queued(void)
-{
-	FILE *f = fopen("/sys/kernel/debug/unwind_deferred/queued", "r");
-	long n = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &n) != 1)
-			n = -1;
-		fclose(f);
-	}
-	return n;
-}
-
 /* Unloads that had to be retried: a task work running (it pins the module). */
 static int busy_retries;
 
@@ -60,7 +46,7 @@ static int unload(const char *name)
 int main(int argc, char **argv)
 {
 	int cycles, core, consumer, fifo, wake, i, w;
-	long q0;
+	unsigned long long q0;
 	char bytes[64];
 
 	if (argc != 6) {
@@ -80,7 +66,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < cycles; i++) {
 		if (load(core, argv[2]) || load(consumer, argv[3]))
 			break;
-		q0 = queued();
+		q0 = ut_stat("queued");
 		if (write(fifo, bytes, wake) != wake)
 			break;
 		/*
@@ -89,7 +75,7 @@ int main(int argc, char **argv)
 		 * up to a second; a KASAN boot under load once needed more).
 		 */
 		usleep(5000);
-		for (w = 0; q0 >= 0 && queued() <= q0 && w < 1000; w++)
+		for (w = 0; ut_stat("queued") <= q0 && w < 1000; w++)
 			usleep(1000);
 		if (unload("unwind_test") || unload("unwind_deferred"))
 			break;
