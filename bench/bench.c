@@ -2,7 +2,8 @@
 /*
  * User side of scripts/bench.  Prints "BENCH <key> <value>" lines; the
  * host takes medians over rounds and the ratios.
- *   bench walk DEPTH | walkcold DEPTH | irq DEPTH | cache N M DEPTH | workload none|perf|deferred
+ *   bench walk DEPTH | walkcold DEPTH | walkprof DEPTH | irq DEPTH | cache N M DEPTH
+ *   bench workload none|perf|deferred
  *   bench time NAME CMD...
  *   bench getpid N
  *   bench anchor DEPTH user|sys UNITS
@@ -318,6 +319,20 @@ int main(int argc, char **argv)
 		       (double)w.perf_ns / w.rounds / w.perf_frames);
 		printf("BENCH walk%d_ours_ns_per_frame %.2f\n", depth,
 		       (double)w.ours_ns / w.rounds / w.ours_frames);
+	} else if (!strcmp(t, "walkprof")) {
+		/*
+		 * scripts/insn-profile's walk: the walks of one ioctl (the
+		 * module's first, untimed walk included) between two reads of
+		 * this thread's CPU clock, which the QEMU plugin counts between.
+		 */
+		struct ub_walk w = { .rounds = 200, .max = 1024 };
+		struct timespec a, b;
+
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+		at_depth(depth, do_walk, &w);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+		printf("WALKPROF walks %u frames %u perf_frames %u\n", w.rounds + 1,
+		       w.ours_frames, w.perf_frames);
 	} else if (!strcmp(t, "irq")) {
 		struct ub_irq q = { .period_us = 200, .max = 1024 };
 

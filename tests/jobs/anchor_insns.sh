@@ -2,7 +2,9 @@
 # scripts/insn-profile, inside the guest: one anchor workload pinned to
 # CPU 1, sampled by Debian's perf (pinned to CPU 0) in one mode, while the
 # QEMU plugin counts the instructions CPU 1 executes per translation
-# block.  PROFILE is MODE:DEPTH:KIND:UNITS (ut.profile=).  Prints the
+# block.  PROFILE is MODE:DEPTH:KIND:UNITS (ut.profile=), or
+# walk:DEPTH:fp|sframe|eh:0 for the walk alone (unwind_bench's ioctl of
+# 201 walks, perf's walks of the same stack too).  Prints the
 # module's symbols and the run's sample counts for the host's report.
 . /jobs/lib.sh
 PERF=/usr/bin/perf
@@ -19,6 +21,27 @@ grep '\[unwind_deferred\]' /proc/kallsyms | sed 's/^/INSN-KSYM /'
 # Let boot's work on CPU 1 settle, then mark where the run starts.
 sleep 1
 case $mode in
+walk)
+	# One ioctl of unwind_bench's walks (bench walkprof) in the program
+	# KIND names: "per sample" is then per frame of our walk.
+	case $kind in
+	fp) bin=$B ;;
+	sframe) bin=/sframe/v2/bench-sframe ;;
+	eh) bin=/sframe/v2/bench-ehframe ;;
+	*) echo "BENCH-FAILED walk kind $kind"; bin=false ;;
+	esac
+	tkb=$(cat /sys/module/unwind_deferred/parameters/table_cache_kb)
+	# bench64's frames are the frame-pointer walk's (bench.sh).
+	[ $kind = fp ] && echo 0 >/sys/module/unwind_deferred/parameters/table_cache_kb
+	insmod $MODDIR/unwind_bench.ko || echo "BENCH-FAILED insmod"
+	# The file's tables compiled first, on the other CPU.
+	taskset -c 0 $bin walk $depth >/dev/null || echo "BENCH-FAILED warm-up"
+	taskset -c 1 $bin walkprof $depth >/tmp/w.out || echo "BENCH-FAILED walkprof"
+	echo $tkb >/sys/module/unwind_deferred/parameters/table_cache_kb
+	cat /tmp/w.out
+	set -- $(cat /tmp/w.out)
+	[ "${1:-}" = WALKPROF ] && echo "INSN-RUN sample $(($3 * $5))"
+	;;
 none)
 	taskset -c 1 $B anchor $depth $kind $units >/tmp/a.out ;;
 *)
@@ -27,7 +50,7 @@ none)
 		>/tmp/a.out 2>/tmp/a.err || { sed 's/^/# /' /tmp/a.err; echo "BENCH-FAILED record"; }
 	;;
 esac
-echo "INSN-RUN cpu_ns $(sed -n 's/^ANCHOR cpu_ns //p' /tmp/a.out)"
+[ -f /tmp/a.out ] && echo "INSN-RUN cpu_ns $(sed -n 's/^ANCHOR cpu_ns //p' /tmp/a.out)"
 [ -f /tmp/a.data ] && $PERF report -i /tmp/a.data --stats 2>/dev/null | awk '
 	$2 == "events:" && ($1 == "SAMPLE" || $1 == "CALLCHAIN_DEFERRED") && !seen[$1]++ {
 		print "INSN-RUN", tolower($1), $3
