@@ -183,10 +183,40 @@ int unwind_rs_read_words_nofault(unsigned long addr, unsigned long *out, bool co
 }
 
 /*
+ * The slots of a frame in the common form (src/unwind/table/common.rs):
+ * @out[1] the return address at @cfa - 8 and, if @fp_slot, @out[0] the
+ * caller's FP at @cfa - 8 * @fp_slot (2 to 15), in one user access
+ * section, without faulting: 0 or -EFAULT.
+ */
+int unwind_rs_read_cfa_slots_nofault(unsigned long cfa, unsigned int fp_slot,
+				     unsigned long *out)
+{
+	unsigned long lo = cfa - 8 * (fp_slot ?: 1);
+
+	if (fp_slot > 15 || cfa < 8 * 16)
+		return -EFAULT;
+	pagefault_disable();
+	if (!user_read_access_begin((void __user *)lo, cfa - lo))
+		goto fail;
+	unsafe_get_user(out[1], (unsigned long __user *)(cfa - 8), fault);
+	if (fp_slot)
+		unsafe_get_user(out[0], (unsigned long __user *)lo, fault);
+	user_read_access_end();
+	pagefault_enable();
+	return 0;
+fault:
+	user_read_access_end();
+fail:
+	pagefault_enable();
+	return -EFAULT;
+}
+
+/*
  * The CFA of a frame at @sp, @fp by the rule (@off, @cfa_fp), or 0 where
  * it fails table::step()'s checks: no overflow, above SP, 8-byte aligned
- * (and room for the two slots below it).  The rule comes in registers:
- * read through the struct it would be reloaded after every store.
+ * (and room for the slots below it, as Common::cfa()).  The rule comes in
+ * registers: read through the struct it would be reloaded after every
+ * store.
  */
 static __always_inline unsigned long
 unwind_rs_repeat_cfa(long off, bool cfa_fp, unsigned long sp, unsigned long fp)
@@ -194,7 +224,7 @@ unwind_rs_repeat_cfa(long off, bool cfa_fp, unsigned long sp, unsigned long fp)
 	unsigned long base = cfa_fp ? fp : sp, cfa = base + off;
 
 	if ((off >= 0 ? cfa < base : cfa > base) || cfa <= sp ||
-	    (cfa & 7) || cfa < 16)
+	    (cfa & 7) || cfa < 8 * 16)
 		return 0;
 	return cfa;
 }
@@ -213,31 +243,35 @@ void unwind_rs_table_repeat(struct unwind_rs_table_run *w)
 {
 	unsigned long pc = w->ip, sp = w->sp, fp = w->fp, cfa, b, ra;
 	unsigned long *out = w->entries + w->nr, *end = w->entries + w->max;
-	bool cfa_fp = w->cfa_fp, fp_saved = w->fp_saved;
+	unsigned int fp_slot = w->fp_slot;
+	/* The slots' span below the CFA: RA at - 8, FP at - 8 * fp_slot. */
+	unsigned long span = 8 * (fp_slot ?: 1);
+	bool cfa_fp = w->cfa_fp;
 	long off = w->off;
 
-	if (out >= end)
+	if (out >= end || fp_slot > 15)
 		return;
 	cfa = unwind_rs_repeat_cfa(off, cfa_fp, sp, fp);
 	if (!cfa)
 		return;
 	/* The first frame's slots open the section; later ones are checked. */
 	pagefault_disable();
-	if (!user_read_access_begin((void __user *)(cfa - 16), 16)) {
+	if (!user_read_access_begin((void __user *)(cfa - span), span)) {
 		pagefault_enable();
 		return;
 	}
 	for (;;) {
-		unsafe_get_user(b, (unsigned long __user *)(cfa - 16), fault);
 		unsafe_get_user(ra, (unsigned long __user *)(cfa - 8), fault);
-		sp = cfa;
-		if (fp_saved)
+		if (fp_slot) {
+			unsafe_get_user(b, (unsigned long __user *)(cfa - span), fault);
 			fp = b;
+		}
+		sp = cfa;
 		*out++ = ra;
 		if (ra != pc || out == end)
 			break;
 		cfa = unwind_rs_repeat_cfa(off, cfa_fp, sp, fp);
-		if (!cfa || !access_ok((void __user *)(cfa - 16), 16))
+		if (!cfa || !access_ok((void __user *)(cfa - span), span))
 			break;
 	}
 	w->ip = ra;

@@ -83,6 +83,8 @@ struct unwind_rs_fp_walk {
 
 struct pt_regs *unwind_rs_user_regs(void);
 int unwind_rs_read_words_nofault(unsigned long addr, unsigned long *out, bool compat);
+int unwind_rs_read_cfa_slots_nofault(unsigned long cfa, unsigned int fp_slot,
+				     unsigned long *out);
 bool unwind_rs_can_fault(void);
 bool unwind_rs_in_nmi(void);
 bool unwind_rs_in_hardirq(void);
@@ -117,9 +119,10 @@ int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w);
 
 /*
  * A run of table steps through frames that return to the same address
- * (unwind_rs_table_repeat()), in the common form of src/unwind/fp.rs
- * Common: CFA = (FP if @cfa_fp, else SP) + @off, the return
- * address at CFA - 8, FP saved at CFA - 16 if @fp_saved.
+ * (unwind_rs_table_repeat()), in the common form of
+ * src/unwind/table/common.rs: CFA = (FP if @cfa_fp, else SP) + @off, the
+ * return address at CFA - 8, FP saved at CFA - 8 * @fp_slot (0: not
+ * saved).
  */
 struct unwind_rs_table_run {
 	unsigned long ip;
@@ -130,7 +133,7 @@ struct unwind_rs_table_run {
 	unsigned int nr;
 	unsigned int max;
 	bool cfa_fp;
-	bool fp_saved;
+	unsigned char fp_slot;
 };
 
 void unwind_rs_table_repeat(struct unwind_rs_table_run *w);

@@ -25,6 +25,14 @@ extern "C" {
         out: *mut c_ulong,
         compat: bool,
     ) -> c_int;
+    /// The return address at `cfa - 8` into `out[1]` and, if `fp_slot`,
+    /// the word at `cfa - 8 * fp_slot` into `out[0]`, without faulting:
+    /// 0 or `-EFAULT`.
+    pub(crate) fn unwind_rs_read_cfa_slots_nofault(
+        cfa: c_ulong,
+        fp_slot: c_uint,
+        out: *mut c_ulong,
+    ) -> c_int;
     /// Whether the current context may take page faults.
     pub(crate) fn unwind_rs_can_fault() -> bool;
     pub(crate) fn unwind_rs_in_nmi() -> bool;
@@ -125,7 +133,7 @@ pub(crate) struct TableRun {
     pub(crate) nr: u32,
     pub(crate) max: u32,
     pub(crate) cfa_fp: bool,
-    pub(crate) fp_saved: bool,
+    pub(crate) fp_slot: u8,
 }
 
 /// Matches `struct unwind_rs_walk_ctx` in `shim.h` (checked by `shim.c`):

@@ -29,9 +29,9 @@ use kernel::uaccess::UserSlice;
 use super::call_site;
 use super::compat;
 use super::regs::{self, UserRegs};
-use super::table::{self, Reg, Regs, Row, Rule, StepError};
+use super::table::{self, Common, Regs, Row, StepError};
 use super::table_cache::Kind;
-use super::table_find::{MapSet, Memo};
+use super::table_find::{Found, MapSet, Memo};
 use crate::glue::shim;
 use crate::glue::stats::{self, Stat};
 
@@ -150,16 +150,33 @@ impl UnwindUserState {
         if self.current_type == TYPE_COMPAT_FP {
             return self.step_fp();
         }
+        let pc = if topmost {
+            self.ip
+        } else {
+            self.ip.wrapping_sub(1)
+        };
+        // A remembered row of the common form (the topmost frame's only
+        // where the rules do not change at its IP: see `topmost_row()`).
+        if let Some((c, kind, starts)) = memo.quick(pc) {
+            if !(topmost && starts) && self.common_step(c) {
+                self.current_type = TYPE_SFRAME;
+                stats::inc(match kind {
+                    Kind::Sframe => Stat::SframeFrames,
+                    Kind::EhFrame => Stat::EhframeFrames,
+                });
+                return Ok(());
+            }
+        }
         let found = if topmost {
             memo.topmost_row(self.ip, || after_syscall(self.ip))
         } else {
-            memo.row(self.ip.wrapping_sub(1))
+            memo.row(pc)
         };
-        if let Some((row, kind)) = found {
-            match self.table_step(&row, topmost) {
+        if let Some(found) = found {
+            match self.found_step(found, topmost) {
                 Ok(true) => {
                     self.current_type = TYPE_SFRAME;
-                    stats::inc(match kind {
+                    stats::inc(match found.kind() {
                         Kind::Sframe => Stat::SframeFrames,
                         Kind::EhFrame => Stat::EhframeFrames,
                     });
@@ -177,6 +194,19 @@ impl UnwindUserState {
         }
         self.current_type = TYPE_FP;
         self.step_fp()
+    }
+
+    /// The step a found row gives: in one read of two words if the row
+    /// has the common form and its slots are present, else by the
+    /// general rules ([`Self::table_step`]), which also decide when the
+    /// quick step cannot.
+    #[inline]
+    fn found_step(&mut self, found: Found, topmost: bool) -> Result<bool, StepError> {
+        match found {
+            Found::Common(c, _) if self.common_step(c) => Ok(true),
+            Found::Common(c, _) => self.table_step(&c.row(), topmost),
+            Found::Row(row, _) => self.table_step(&row, topmost),
+        }
     }
 
     /// The topmost frame in a file with unwind tables but no row for its
@@ -383,49 +413,6 @@ fn walk(state: &mut UnwindUserState, entries: &mut [usize], memo: &mut Memo<'_>)
     nr
 }
 
-/// A row of the common form: CFA = (FP if `cfa_fp`, else SP) + `off`,
-/// the return address at CFA - 8, FP saved at CFA - 16 if `fp_saved`
-/// (else unchanged), no signal frame.
-#[derive(Clone, Copy)]
-struct Common {
-    cfa_fp: bool,
-    off: isize,
-    fp_saved: bool,
-}
-
-impl Common {
-    #[inline]
-    fn of(row: &Row) -> Option<Self> {
-        if row.signal || row.cfa.deref || row.ra != Some(Rule::AtCfa(-8)) {
-            return None;
-        }
-        let fp_saved = match row.fp {
-            None => false,
-            Some(Rule::AtCfa(-16)) => true,
-            Some(_) => return None,
-        };
-        let cfa_fp = match row.cfa.reg {
-            Reg::Sp => false,
-            Reg::Fp => true,
-            Reg::Dwarf(_) => return None,
-        };
-        Some(Self {
-            cfa_fp,
-            off: row.cfa.offset as isize,
-            fp_saved,
-        })
-    }
-
-    /// The CFA from `sp` and `fp`, with `table::step()`'s checks: no
-    /// overflow, above SP, 8-byte aligned (and room for the two slots).
-    #[inline]
-    fn cfa(self, sp: usize, fp: usize) -> Option<usize> {
-        let base = if self.cfa_fp { fp } else { sp };
-        let cfa = base.checked_add_signed(self.off)?;
-        (cfa > sp && cfa % 8 == 0 && cfa >= 16).then_some(cfa)
-    }
-}
-
 /// How a run of frame-pointer steps ended.
 enum FpRun {
     /// The IP left the range, or `entries` is full.
@@ -439,7 +426,8 @@ enum FpRun {
 impl UnwindUserState {
     /// Table steps from a 64-bit frame that is not the topmost, for as
     /// long as each frame has a row: `step()`'s, with the row looked up
-    /// once.  A frame whose row has the common form ([`Common`]) is stepped
+    /// once.  A frame whose row has the common form ([`Common`], which
+    /// the row memo keeps: a remembered frame needs no table) is stepped
     /// in one read of its two words below the CFA, without the general
     /// rules, and if it returns to the same address (recursion) the
     /// frames that do so again are stepped in C, in one user access
@@ -450,25 +438,34 @@ impl UnwindUserState {
         let start = *nr;
         let mut eh = 0u64;
         while *nr < entries.len() {
-            let Some((row, kind)) = memo.row(self.ip.wrapping_sub(1)) else {
-                break;
-            };
             let before = *nr;
             let ip = self.ip;
-            let common = Common::of(&row);
-            if !common.is_some_and(|c| self.common_step(c, entries, nr)) {
-                match self.table_step(&row, false) {
-                    Ok(true) => {}
-                    // The outermost frame: a clean end.
-                    Ok(false) => {
-                        self.done = true;
+            let pc = ip.wrapping_sub(1);
+            // A remembered row of the common form first: no table.
+            let (common, kind) = match memo.quick(pc) {
+                Some((c, kind, _)) if self.common_step(c) => (Some(c), kind),
+                _ => {
+                    let Some(found) = memo.row(pc) else {
                         break;
+                    };
+                    match self.found_step(found, false) {
+                        Ok(true) => {}
+                        // The outermost frame: a clean end.
+                        Ok(false) => {
+                            self.done = true;
+                            break;
+                        }
+                        Err(_) => break,
                     }
-                    Err(_) => break,
+                    match found {
+                        Found::Common(c, kind) => (Some(c), kind),
+                        Found::Row(_, kind) => (None, kind),
+                    }
                 }
-                entries[*nr] = self.ip;
-                *nr += 1;
-            } else if let Some(c) = common.filter(|_| self.ip == ip) {
+            };
+            entries[*nr] = self.ip;
+            *nr += 1;
+            if let Some(c) = common.filter(|_| self.ip == ip) {
                 self.repeat(c, entries, nr);
             }
             self.current_type = TYPE_SFRAME;
@@ -484,28 +481,33 @@ impl UnwindUserState {
         n != 0 || self.done
     }
 
-    /// One step with a row of the common form, its entry stored; false,
-    /// with nothing changed, if the CFA fails a check or the slots are not
-    /// present (the general step then decides).
+    /// One step with a row of the common form; false, with nothing
+    /// changed, if the CFA fails a check or the slots are not present
+    /// (the general step then decides).
     #[inline]
-    fn common_step(&mut self, c: Common, entries: &mut [usize], nr: &mut usize) -> bool {
-        let Some(cfa) = c.cfa(self.sp, self.fp) else {
+    fn common_step(&mut self, c: Common) -> bool {
+        let now = Regs {
+            pc: self.ip as u64,
+            sp: self.sp as u64,
+            fp: self.fp as u64,
+        };
+        let Some(cfa) = c.cfa(now.sp, now.fp) else {
             return false;
         };
-        // The saved FP's slot, then the return address's.
+        // The saved FP's slot (if any), then the return address's.
         let mut w = [0usize; 2];
-        // SAFETY: `w` has room for two words; the helper checks that the
-        // range is user memory and never faults.
-        if unsafe { shim::unwind_rs_read_words_nofault(cfa - 16, w.as_mut_ptr(), false) } != 0 {
+        // SAFETY: `w` has room for the two words the helper writes; it
+        // checks that the range is user memory and never faults.
+        if unsafe {
+            shim::unwind_rs_read_cfa_slots_nofault(cfa as usize, c.fp_slot.into(), w.as_mut_ptr())
+        } != 0
+        {
             return false;
         }
-        self.ip = w[1];
-        self.sp = cfa;
-        if c.fp_saved {
-            self.fp = w[0];
-        }
-        entries[*nr] = self.ip;
-        *nr += 1;
+        let r = c.caller(cfa, &now, w[1] as u64, w[0] as u64);
+        self.ip = r.pc as usize;
+        self.sp = r.sp as usize;
+        self.fp = r.fp as usize;
         true
     }
 
@@ -517,11 +519,11 @@ impl UnwindUserState {
             sp: self.sp,
             fp: self.fp,
             entries: entries.as_mut_ptr(),
-            off: c.off,
+            off: c.off as isize,
             nr: *nr as u32,
             max: entries.len().min(u32::MAX as usize) as u32,
             cfa_fp: c.cfa_fp,
-            fp_saved: c.fp_saved,
+            fp_slot: c.fp_slot,
         };
         // SAFETY: `w.entries` has room for `w.max` entries, of which the
         // helper writes only those from `w.nr` on, below `w.max`.

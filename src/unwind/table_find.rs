@@ -42,7 +42,7 @@ use kernel::sync::Arc;
 
 use super::elf::PAGE_SIZE;
 use super::regs::UserRegs;
-use super::table::Row;
+use super::table::{Common, Row};
 use super::table_cache::{self as cache, Entry, Kind, Tables};
 use super::table_read::{entry_of, FileRef};
 use crate::glue::shim::{self, MmKey, VmaInfo};
@@ -58,25 +58,55 @@ const MEMO_LEN: usize = 8;
 const ROWS_LEN: usize = 32;
 
 /// A remembered row: the PC looked up (0: none), the slot of its
-/// mapping in [`MapSet::maps`] and the row's index in that mapping's
-/// table.  It holds no reference: a slot's mapping is replaced only with
-/// the rows that name it forgotten ([`Memo::forget`]), and a shell's
-/// tables never change (they are only taken away).
+/// mapping in [`MapSet::maps`], the row's index in that mapping's table
+/// and, if the row has the [`Common`] form, that form packed: a frame
+/// whose row the memo holds in that form is stepped without the table.
+/// It holds no reference: a slot's mapping is replaced only with the
+/// rows that name it forgotten ([`Memo::forget`]), and a shell's tables
+/// never change (they are only taken away, and a file's rows are the
+/// same when its tables are read again).
 #[derive(Clone, Copy)]
 struct RowSlot {
     pc: usize,
     map: u8,
-    /// 0: the entry's table, 1: its fallback.
-    which: u8,
+    /// Bit 0: the entry's table (0) or its fallback (1); bit 1: an entry
+    /// of the table starts at `pc` (the rules change there).
+    flags: u8,
     index: u16,
+    /// `Common::pack()`, tagged with "from `.eh_frame`"; 0: not common.
+    common: u32,
 }
 
 const NO_ROW_SLOT: RowSlot = RowSlot {
     pc: 0,
     map: 0,
-    which: 0,
+    flags: 0,
     index: 0,
+    common: 0,
 };
+
+/// The row memo's slot for `pc`.
+#[inline(always)]
+fn row_hash(pc: usize) -> usize {
+    (pc ^ (pc >> 5) ^ (pc >> 10)) % ROWS_LEN
+}
+
+/// A row a lookup found: in its common form if it has one.
+#[derive(Clone, Copy)]
+pub(crate) enum Found {
+    Common(Common, Kind),
+    Row(Row, Kind),
+}
+
+impl Found {
+    /// The format the row came from.
+    #[inline]
+    pub(crate) fn kind(&self) -> Kind {
+        match self {
+            Found::Common(_, k) | Found::Row(_, k) => *k,
+        }
+    }
+}
 
 /// One mapping of a walk: its range and, if its file has a usable
 /// table that describes this mapping, the entry's shell and the bias.
@@ -134,12 +164,6 @@ struct View<'a> {
 }
 
 impl View<'_> {
-    /// Where the row for `pc` is: which table and the row's index.
-    #[inline]
-    fn row_index(&self, pc: usize) -> Option<(u8, u16)> {
-        self.row_entry(pc).and_then(|(w, i, _)| Some((w, i?)))
-    }
-
     /// [`Table::lookup_entry`] in the entry's table, then, where that has
     /// no row, in its fallback: which table, the row's index and whether
     /// the rules change at `pc`.
@@ -361,34 +385,76 @@ impl<'a> Memo<'a> {
         Some(i)
     }
 
-    /// The row for user address `pc`, if its mapping has one, and the
-    /// format it came from.
+    /// The row memo's common form for `pc`, its format and whether an
+    /// entry starts at `pc`, if the memo holds `pc` in that form: the
+    /// walk's fast path, which touches neither tables nor pins.
+    #[inline(always)]
+    pub(crate) fn quick(&self, pc: usize) -> Option<(Common, Kind, bool)> {
+        let r = &self.set.rows[row_hash(pc)];
+        if r.pc != pc || pc == 0 || !self.enabled {
+            return None;
+        }
+        let (c, eh) = Common::unpack(r.common)?;
+        let kind = if eh { Kind::EhFrame } else { Kind::Sframe };
+        Some((c, kind, r.flags & 2 != 0))
+    }
+
+    /// The row for user address `pc`, if its mapping has one.
     #[inline]
-    pub(crate) fn row(&mut self, pc: usize) -> Option<(Row, Kind)> {
+    pub(crate) fn row(&mut self, pc: usize) -> Option<Found> {
+        self.lookup(pc)?.0
+    }
+
+    /// The row covering `pc` (`None` where the table has an entry but no
+    /// rules) and whether an entry starts at `pc`: from the row memo,
+    /// else from the table, and the memo then keeps it.  `None` if `pc`'s
+    /// mapping has no table or its table ends before `pc`.
+    fn lookup(&mut self, pc: usize) -> Option<(Option<Found>, bool)> {
         if !self.enabled {
             return None;
         }
-        let h = (pc ^ (pc >> 5) ^ (pc >> 10)) % ROWS_LEN;
+        let h = row_hash(pc);
         let r = self.set.rows[h];
-        // The slot still holds the mapping the row was found in
-        // (`forget()`); one whose tables went is looked up again.
-        if r.pc == pc && pc != 0 && self.pinned(r.map as usize) {
-            if let Some(v) = self.view(r.map as usize) {
-                return v.row(r.which, r.index);
+        if r.pc == pc && pc != 0 {
+            let starts = r.flags & 2 != 0;
+            if let Some((c, eh)) = Common::unpack(r.common) {
+                let kind = if eh { Kind::EhFrame } else { Kind::Sframe };
+                return Some((Some(Found::Common(c, kind)), starts));
+            }
+            // The slot still holds the mapping the row was found in
+            // (`forget()`); one whose tables went is looked up again.
+            if self.pinned(r.map as usize) {
+                if let Some(v) = self.view(r.map as usize) {
+                    let found = v
+                        .row(r.flags & 1, r.index)
+                        .map(|(row, k)| Found::Row(row, k));
+                    return Some((found, starts));
+                }
             }
         }
         let i = self.slot(pc)?;
         let v = self.view(i)?;
-        let (which, index) = v.row_index(pc)?;
-        let found = v.row(which, index);
+        let (which, index, starts) = v.row_entry(pc)?;
+        let Some(index) = index else {
+            return Some((None, starts));
+        };
+        let (row, kind) = v.row(which, index)?;
+        let common = Common::of(&row);
         self.set.rows[h] = RowSlot {
             pc,
             map: i as u8,
-            which,
+            flags: which | (starts as u8) << 1,
             index,
+            common: common.map_or(0, |c| c.pack(kind == Kind::EhFrame)),
         };
         self.set.dirty = true;
-        found
+        Some((
+            Some(match common {
+                Some(c) => Found::Common(c, kind),
+                None => Found::Row(row, kind),
+            }),
+            starts,
+        ))
     }
 
     /// The row of the topmost frame, at `ip`: that of `ip` itself (a
@@ -402,20 +468,12 @@ impl<'a> Memo<'a> {
         &mut self,
         ip: usize,
         after_syscall: impl FnOnce() -> bool,
-    ) -> Option<(Row, Kind)> {
-        if !self.enabled {
-            return None;
+    ) -> Option<Found> {
+        let (found, starts) = self.lookup(ip)?;
+        if !(starts && after_syscall()) {
+            return found;
         }
-        let i = self.slot(ip)?;
-        let v = self.view(i)?;
-        let (which, index, starts_here) = v.row_entry(ip)?;
-        if !(starts_here && after_syscall()) {
-            return v.row(which, index?);
-        }
-        let i = self.slot(ip.wrapping_sub(1))?;
-        let v = self.view(i)?;
-        let (which, index) = v.row_index(ip.wrapping_sub(1))?;
-        v.row(which, index)
+        self.row(ip.wrapping_sub(1))
     }
 
     /// Whether `pc`'s mapping has unwind tables (whether or not a row

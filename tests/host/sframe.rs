@@ -29,7 +29,7 @@ use sframe::{
     MAX_FRES_PER_FDE,
 };
 use std::collections::HashMap;
-use table::{step, step_with, CfaRule, Reg, Regs, Row, Rule, StepError};
+use table::{step, step_with, CfaRule, Common, Reg, Regs, Row, Rule, StepError};
 
 // ---------------------------------------------------------------------
 // A builder of synthetic sections.
@@ -1165,6 +1165,131 @@ fn table_builder_rollback_is_as_if_never_given() {
         assert_eq!(a.index, b.index, "seed {seed}");
         assert_eq!(a.rows, b.rows, "seed {seed}");
     }
+}
+
+// ---------------------------------------------------------------------
+// Randomized: the common form (what the walk's row memo keeps) against
+// the general step.
+
+/// A random row, often of the common form, with offsets near the edges
+/// of what `Common::pack()` keeps.
+fn random_row(r: &mut Rng) -> Row {
+    let reg = |r: &mut Rng| match r.below(8) {
+        0..=2 => Reg::Sp,
+        3..=5 => Reg::Fp,
+        n => Reg::Dwarf(n as u8 - 6),
+    };
+    let off = |r: &mut Rng| -> i32 {
+        match r.below(6) {
+            0 => (r.below(64) as i32 - 16) * 8,
+            1 => r.next() as i32,
+            2 => (1 << 24) - 8 * r.below(3) as i32,
+            3 => -(1 << 24) + 8 * r.below(3) as i32,
+            4 => (r.below(64) as i32) - 32,
+            _ => 16,
+        }
+    };
+    let rule = |r: &mut Rng| -> Option<Rule> {
+        match r.below(8) {
+            0 => None,
+            1..=2 => Some(Rule::AtCfa(-8)),
+            3..=4 => Some(Rule::AtCfa(-16)),
+            5 => Some(Rule::AtCfa(
+                -(r.below(20) as i32) * 8 + r.below(2) as i32 * 4,
+            )),
+            6 => Some(Rule::Reg {
+                reg: Reg::Sp,
+                offset: 8,
+                deref: r.below(2) == 0,
+            }),
+            _ => Some(Rule::Reg {
+                reg: Reg::Fp,
+                offset: -8,
+                deref: true,
+            }),
+        }
+    };
+    Row {
+        cfa: CfaRule {
+            reg: reg(r),
+            offset: off(r),
+            deref: r.below(8) == 0,
+        },
+        ra: rule(r),
+        fp: rule(r),
+        signal: r.below(16) == 0,
+    }
+}
+
+#[test]
+fn common_form_steps_as_the_general_rules() {
+    let mut r = Rng(0x5eed_c0de_1234_5678);
+    let (mut common, mut stepped) = (0, 0);
+    for _ in 0..400_000 {
+        let row = random_row(&mut r);
+        let Some(c) = Common::of(&row) else {
+            // Not common: any rule other than the common ones' is kept.
+            let plain = !row.signal
+                && !row.cfa.deref
+                && row.ra == Some(Rule::AtCfa(-8))
+                && match row.fp {
+                    None => true,
+                    Some(Rule::AtCfa(o)) => o % 8 == 0 && (-120..=-16).contains(&o),
+                    Some(_) => false,
+                }
+                && matches!(row.cfa.reg, Reg::Sp | Reg::Fp)
+                && (row.cfa.offset << 7) >> 7 == row.cfa.offset;
+            assert!(!plain, "{row:?} has the common form");
+            continue;
+        };
+        common += 1;
+        assert_eq!(c.row(), row);
+        for tag in [false, true] {
+            assert_eq!(Common::unpack(c.pack(tag)), Some((c, tag)), "{row:?}");
+        }
+        let regs = Regs {
+            pc: r.next(),
+            sp: [
+                EXTREMES[r.below(12) as usize],
+                0x7ffd_0000 + r.below(64) * 8,
+            ][r.below(2) as usize],
+            fp: [
+                EXTREMES[r.below(12) as usize],
+                0x7ffd_0100 + r.below(64) * 4,
+            ][r.below(2) as usize],
+        };
+        // Memory: every word readable, or a hole at one of the slots.
+        let hole = r.below(4);
+        let mem = |a: u64| -> Option<u64> {
+            let cfa = a.wrapping_add(16);
+            (!(hole == 1 && a % 16 == 0 && cfa % 8 == 0)).then_some(a ^ 0xa5a5)
+        };
+        let general = step(&row, &regs, mem);
+        match c.cfa(regs.sp, regs.fp) {
+            Some(cfa) => {
+                let fp_at = cfa - 8 * c.fp_slot as u64;
+                let slots = (
+                    mem(cfa - 8),
+                    if c.fp_slot != 0 { mem(fp_at) } else { Some(0) },
+                );
+                if let (Some(ra), Some(fp)) = slots {
+                    stepped += 1;
+                    assert_eq!(
+                        general,
+                        Ok(Some(c.caller(cfa, &regs, ra, fp))),
+                        "{row:?} {regs:?}"
+                    );
+                }
+            }
+            // The quick step refuses what the general one refuses, or a
+            // CFA below 128 (no room for the slots), which no stack has.
+            None => assert!(
+                general.is_err() || general.is_ok_and(|g| g.is_some_and(|g| g.sp < 128)),
+                "{row:?} {regs:?}: {general:?}"
+            ),
+        }
+    }
+    assert!(common > 15_000 && stepped > 3_000, "{common} {stepped}");
 }
 
 // ---------------------------------------------------------------------

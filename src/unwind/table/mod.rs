@@ -11,19 +11,23 @@
 //! - `table.rs`: [`Table`], the compiled form (sorted `u32` PC offsets,
 //!   a `u16` row index each, the distinct rows) and its lookup: one
 //!   binary search, no scan;
-//! - `step.rs`: one unwind step with a row.
+//! - `step.rs`: one unwind step with a row;
+//! - `common.rs`: [`Common`], the form of nearly every row, stepped with
+//!   one read and packed in 32 bits for a walk's row memo.
 //!
 //! Pure `core`: the storage is a trait ([`Storage`]), the kernel's kept
 //! in `KVVec`s, the host tests' in `Vec`s; `tests/host/` compiles these
 //! files as they are.
 
 mod build;
+mod common;
 mod row;
 mod step;
 #[allow(clippy::module_inception)]
 mod table;
 
 pub use build::{BuildError, Builder, Storage, DEDUP_SLOTS};
+pub use common::Common;
 pub use row::{CfaRule, Reg, Row, Rule};
 pub use step::{step, step_with, Regs};
 pub use table::Table;
