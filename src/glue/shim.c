@@ -53,8 +53,11 @@ static_assert(sizeof(struct unwind_rs_vma) == 24 &&
 	      offsetof(struct unwind_rs_file_id, generation) == 48 &&
 	      sizeof(struct unwind_rs_mm_key) == 24 &&
 	      sizeof(struct unwind_rs_fp_walk) == 56 &&
-	      sizeof(struct unwind_rs_table_run) == 56 &&
-	      offsetof(struct unwind_rs_table_run, nr) == 40 &&
+	      sizeof(struct unwind_rs_row_slot) == 16 &&
+	      offsetof(struct unwind_rs_row_slot, common) == 12 &&
+	      sizeof(struct unwind_rs_memo_run) == 56 &&
+	      offsetof(struct unwind_rs_memo_run, nr) == 40 &&
+	      offsetof(struct unwind_rs_memo_run, done) == 52 &&
 	      sizeof(struct unwind_rs_walk_ctx) == 64 &&
 	      sizeof(struct unwind_rs_request_ctx) == 16 &&
 	      offsetof(struct unwind_rs_walk_ctx, cs) == 56 &&
@@ -229,57 +232,124 @@ unwind_rs_repeat_cfa(long off, bool cfa_fp, unsigned long sp, unsigned long fp)
 	return cfa;
 }
 
+/* The memo's slot of @pc: src/unwind/table_find.rs row_hash(). */
+static __always_inline unsigned int unwind_rs_row_hash(unsigned long pc)
+{
+	return (pc ^ (pc >> 5) ^ (pc >> 10)) % UNWIND_RS_ROW_SLOTS;
+}
+
 /*
  * Table steps of a 64-bit user stack in one user access section, for as
- * long as each step returns to @w->ip again (recursion: every frame has
- * the row fp.rs found for the first, which has the common form).  Each
- * step is fp.rs's for that form, with table::step()'s checks: the CFA
- * must not overflow, must be above SP and 8-byte aligned.  Never faults.
- * Stops with the state at the first frame whose return address differs,
- * whose CFA fails a check or whose words are not present, or when @w->max
- * entries are written; fp.rs goes on from there.
+ * long as the memo holds each frame's row (that of its return address
+ * minus one) in the common form: fp.rs's common_step() for each, with
+ * table::step()'s checks (the CFA must not overflow, must be above SP and
+ * 8-byte aligned).  A frame that returns to the same address as the one
+ * before (recursion) reuses the row.  Never faults.  Stops with the state
+ * at the first frame whose row the memo does not hold in that form, whose
+ * CFA fails a check or whose slots are not present, at the outermost frame
+ * (@w->done), or when @w->max entries are written; fp.rs goes on from
+ * there.  The memo's slots are the walking task's own: nothing else
+ * writes them meanwhile.
  */
-void unwind_rs_table_repeat(struct unwind_rs_table_run *w)
-{
-	unsigned long pc = w->ip, sp = w->sp, fp = w->fp, cfa, b, ra;
-	unsigned long *out = w->entries + w->nr, *end = w->entries + w->max;
-	unsigned int fp_slot = w->fp_slot;
-	/* The slots' span below the CFA: RA at - 8, FP at - 8 * fp_slot. */
-	unsigned long span = 8 * (fp_slot ?: 1);
-	bool cfa_fp = w->cfa_fp;
-	long off = w->off;
+/* A row of the common form, unpacked from a memo slot. */
+struct unwind_rs_common {
+	long off;
+	unsigned long span;	/* the slots' span below the CFA */
+	unsigned int fp_slot;
+	unsigned int tag;	/* from .eh_frame */
+	bool cfa_fp;
+};
 
-	if (out >= end || fp_slot > 15)
-		return;
-	cfa = unwind_rs_repeat_cfa(off, cfa_fp, sp, fp);
+/*
+ * The memo's row for @pc in the common form into @c: false if the memo
+ * does not hold it in that form, or holds the outermost frame's (@w->done).
+ */
+static __always_inline bool unwind_rs_memo_row(struct unwind_rs_memo_run *w,
+					       unsigned long pc,
+					       struct unwind_rs_common *c)
+{
+	const struct unwind_rs_row_slot *r = &w->rows[unwind_rs_row_hash(pc)];
+	unsigned int p = r->common;
+
+	if (r->pc != pc || !pc)
+		return false;
+	if (r->flags & 4) {
+		w->done = true;
+		return false;
+	}
+	if (!(p & 1))
+		return false;
+	c->cfa_fp = p & 2;
+	c->tag = (p >> 2) & 1;
+	c->fp_slot = (p >> 3) & 15;
+	c->off = (int)p >> 7;
+	c->span = 8 * (c->fp_slot ?: 1);
+	return true;
+}
+
+void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
+{
+	unsigned long ip = w->ip, sp = w->sp, fp = w->fp, cfa, ra, b;
+	unsigned long *out = w->entries + w->nr, *end = w->entries + w->max;
+	unsigned long *seg;
+	unsigned int eh = 0;
+	struct unwind_rs_common c;
+
+	if (out >= end || !unwind_rs_memo_row(w, ip - 1, &c))
+		goto out;
+	cfa = unwind_rs_repeat_cfa(c.off, c.cfa_fp, sp, fp);
 	if (!cfa)
-		return;
+		goto out;
 	/* The first frame's slots open the section; later ones are checked. */
 	pagefault_disable();
-	if (!user_read_access_begin((void __user *)(cfa - span), span)) {
+	if (!user_read_access_begin((void __user *)(cfa - c.span), c.span)) {
 		pagefault_enable();
-		return;
+		goto out;
 	}
 	for (;;) {
-		unsafe_get_user(ra, (unsigned long __user *)(cfa - 8), fault);
-		if (fp_slot) {
-			unsafe_get_user(b, (unsigned long __user *)(cfa - span), fault);
-			fp = b;
+		/*
+		 * The frames of one row: while they return to the same
+		 * address (recursion), the row stays.
+		 */
+		const unsigned long again = ip;
+
+		seg = out;
+		for (;;) {
+			unsafe_get_user(ra, (unsigned long __user *)(cfa - 8), fault);
+			if (c.fp_slot) {
+				unsafe_get_user(b, (unsigned long __user *)(cfa - c.span), fault);
+				fp = b;
+			}
+			sp = cfa;
+			ip = ra;
+			*out++ = ra;
+			if (out == end || ra != again)
+				break;
+			cfa = unwind_rs_repeat_cfa(c.off, c.cfa_fp, sp, fp);
+			if (!cfa || !access_ok((void __user *)(cfa - c.span), c.span))
+				goto stop;
 		}
-		sp = cfa;
-		*out++ = ra;
-		if (ra != pc || out == end)
+		if (c.tag)
+			eh += out - seg;
+		if (out == end || !unwind_rs_memo_row(w, ip - 1, &c))
 			break;
-		cfa = unwind_rs_repeat_cfa(off, cfa_fp, sp, fp);
-		if (!cfa || !access_ok((void __user *)(cfa - span), span))
+		cfa = unwind_rs_repeat_cfa(c.off, c.cfa_fp, sp, fp);
+		if (!cfa || !access_ok((void __user *)(cfa - c.span), c.span))
 			break;
 	}
-	w->ip = ra;
-fault:	/* The state stays at the last frame stepped, which returns to pc. */
+	goto done;
+fault:	/* The state stays at the last frame stepped. */
+stop:
+	if (c.tag)
+		eh += out - seg;
+done:
 	user_read_access_end();
 	pagefault_enable();
+out:
+	w->ip = ip;
 	w->sp = sp;
 	w->fp = fp;
+	w->eh = eh;
 	w->nr = out - w->entries;
 }
 

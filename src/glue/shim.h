@@ -118,25 +118,43 @@ bool unwind_rs_mm_key(struct unwind_rs_mm_key *k);
 int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w);
 
 /*
- * A run of table steps through frames that return to the same address
- * (unwind_rs_table_repeat()), in the common form of
- * src/unwind/table/common.rs: CFA = (FP if @cfa_fp, else SP) + @off, the
- * return address at CFA - 8, FP saved at CFA - 8 * @fp_slot (0: not
- * saved).
+ * One slot of a walk's row memo (src/unwind/table_find.rs RowSlot): the
+ * PC looked up, its mapping's slot, flags (bit 2: the outermost frame)
+ * and, if the row has the common form, that form packed
+ * (src/unwind/table/common.rs Common::pack(): bit 0 valid, bit 1 CFA
+ * from FP, bit 2 from .eh_frame, bits 3-6 the slot of the saved FP, bits
+ * 7-31 the CFA offset).
  */
-struct unwind_rs_table_run {
+struct unwind_rs_row_slot {
+	unsigned long pc;
+	unsigned char map;
+	unsigned char flags;
+	unsigned short index;
+	unsigned int common;
+};
+
+#define UNWIND_RS_ROW_SLOTS 32
+
+/*
+ * A run of table steps through the frames whose rows a walk's memo holds
+ * in the common form (unwind_rs_memo_run()): @rows is the memo's
+ * UNWIND_RS_ROW_SLOTS slots.  Out: the state at the first frame it could
+ * not step, @nr, @eh (frames stepped with .eh_frame rows) and @done (the
+ * outermost frame was reached).
+ */
+struct unwind_rs_memo_run {
 	unsigned long ip;
 	unsigned long sp;
 	unsigned long fp;
 	unsigned long *entries;
-	long off;
+	const struct unwind_rs_row_slot *rows;
 	unsigned int nr;
 	unsigned int max;
-	bool cfa_fp;
-	unsigned char fp_slot;
+	unsigned int eh;
+	bool done;
 };
 
-void unwind_rs_table_repeat(struct unwind_rs_table_run *w);
+void unwind_rs_memo_run(struct unwind_rs_memo_run *w);
 
 /* Test builds only (UNWIND_RS_INJECT): src/deferred/inject.rs. */
 void unwind_rs_inject_set(void (*fn)(int step));

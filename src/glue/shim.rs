@@ -105,8 +105,9 @@ extern "C" {
     /// while the IPs stay in `[lo, hi)`: 0 (left the range, or full), 1
     /// (end of the chain) or `-EFAULT` (a page to fault in).
     pub(crate) fn unwind_rs_fp_frames(w: *mut FpWalk) -> c_int;
-    /// Table steps while the frames return to `w.ip` (`shim.c`).
-    pub(crate) fn unwind_rs_table_repeat(w: *mut TableRun);
+    /// Table steps while the memo `w.rows` holds each frame's row in the
+    /// common form (`shim.c`).
+    pub(crate) fn unwind_rs_memo_run(w: *mut MemoRun);
 }
 
 /// Matches `struct unwind_rs_fp_walk` in `shim.h` (checked by `shim.c`).
@@ -122,18 +123,19 @@ pub(crate) struct FpWalk {
     pub(crate) max: u32,
 }
 
-/// Matches `struct unwind_rs_table_run` in `shim.h` (checked by `shim.c`).
+/// Matches `struct unwind_rs_memo_run` in `shim.h` (checked by `shim.c`);
+/// `rows` points to a walk's row memo (`table_find::RowSlot`s).
 #[repr(C)]
-pub(crate) struct TableRun {
+pub(crate) struct MemoRun {
     pub(crate) ip: usize,
     pub(crate) sp: usize,
     pub(crate) fp: usize,
     pub(crate) entries: *mut usize,
-    pub(crate) off: isize,
+    pub(crate) rows: *const c_void,
     pub(crate) nr: u32,
     pub(crate) max: u32,
-    pub(crate) cfa_fp: bool,
-    pub(crate) fp_slot: u8,
+    pub(crate) eh: u32,
+    pub(crate) done: bool,
 }
 
 /// Matches `struct unwind_rs_walk_ctx` in `shim.h` (checked by `shim.c`):
@@ -205,8 +207,9 @@ pub(crate) fn mm_key() -> Option<MmKey> {
 const _: () = {
     assert!(core::mem::size_of::<MmKey>() == 24);
     assert!(core::mem::size_of::<FpWalk>() == 56);
-    assert!(core::mem::size_of::<TableRun>() == 56);
-    assert!(core::mem::offset_of!(TableRun, nr) == 40);
+    assert!(core::mem::size_of::<MemoRun>() == 56);
+    assert!(core::mem::offset_of!(MemoRun, nr) == 40);
+    assert!(core::mem::offset_of!(MemoRun, done) == 52);
     assert!(core::mem::offset_of!(FpWalk, nr) == 48);
     assert!(core::mem::offset_of!(MmKey, seq) == 16);
     assert!(core::mem::size_of::<WalkCtx>() == 64);

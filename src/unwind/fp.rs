@@ -31,7 +31,7 @@ use super::compat;
 use super::regs::{self, UserRegs};
 use super::table::{self, Common, Regs, Row, StepError};
 use super::table_cache::Kind;
-use super::table_find::{Found, MapSet, Memo};
+use super::table_find::{Found, MapSet, Memo, Quick};
 use crate::glue::shim;
 use crate::glue::stats::{self, Stat};
 
@@ -155,10 +155,11 @@ impl UnwindUserState {
         } else {
             self.ip.wrapping_sub(1)
         };
-        // A remembered row of the common form (the topmost frame's only
+        // A remembered row that needs no table (the topmost frame's only
         // where the rules do not change at its IP: see `topmost_row()`).
-        if let Some((c, kind, starts)) = memo.quick(pc) {
-            if !(topmost && starts) && self.common_step(c) {
+        match memo.quick(pc) {
+            Some((Quick::End, starts)) if !(topmost && starts) => return Err(EINVAL),
+            Some((Quick::Step(c, kind), starts)) if !(topmost && starts) && self.common_step(c) => {
                 self.current_type = TYPE_SFRAME;
                 stats::inc(match kind {
                     Kind::Sframe => Stat::SframeFrames,
@@ -166,6 +167,7 @@ impl UnwindUserState {
                 });
                 return Ok(());
             }
+            _ => {}
         }
         let found = if topmost {
             memo.topmost_row(self.ip, || after_syscall(self.ip))
@@ -425,56 +427,47 @@ enum FpRun {
 
 impl UnwindUserState {
     /// Table steps from a 64-bit frame that is not the topmost, for as
-    /// long as each frame has a row: `step()`'s, with the row looked up
-    /// once.  A frame whose row has the common form ([`Common`], which
-    /// the row memo keeps: a remembered frame needs no table) is stepped
-    /// in one read of its two words below the CFA, without the general
-    /// rules, and if it returns to the same address (recursion) the
-    /// frames that do so again are stepped in C, in one user access
-    /// section (`unwind_rs_table_repeat()`).  A frame with no row or whose
-    /// step fails is left to `next()` (frame pointers).  Whether a step
-    /// was made or the walk ended.
+    /// long as each frame has a row: the frames whose rows the row memo
+    /// holds in the common form ([`Common`]) in C, in one user access
+    /// section (`unwind_rs_memo_run()`: a frame costs about what a
+    /// frame-pointer step does), the others one at a time here, with the
+    /// row looked up in the table (which the memo then keeps).  A frame
+    /// with no row or whose step fails is left to `next()` (frame
+    /// pointers).  Whether a step was made or the walk ended.
     fn table_run(&mut self, entries: &mut [usize], nr: &mut usize, memo: &mut Memo<'_>) -> bool {
         let start = *nr;
         let mut eh = 0u64;
         while *nr < entries.len() {
-            let before = *nr;
-            let ip = self.ip;
-            let pc = ip.wrapping_sub(1);
-            // A remembered row of the common form first: no table.
-            let (common, kind) = match memo.quick(pc) {
-                Some((c, kind, _)) if self.common_step(c) => (Some(c), kind),
-                _ => {
-                    let Some(found) = memo.row(pc) else {
-                        break;
-                    };
-                    match self.found_step(found, false) {
-                        Ok(true) => {}
-                        // The outermost frame: a clean end.
-                        Ok(false) => {
-                            self.done = true;
-                            break;
-                        }
-                        Err(_) => break,
-                    }
-                    match found {
-                        Found::Common(c, kind) => (Some(c), kind),
-                        Found::Row(_, kind) => (None, kind),
-                    }
-                }
+            let (stepped, done) = self.memo_run(entries, nr, memo);
+            eh += stepped;
+            if done {
+                // The outermost frame: a clean end.
+                self.done = true;
+                break;
+            }
+            if *nr >= entries.len() {
+                break;
+            }
+            let Some(found) = memo.row(self.ip.wrapping_sub(1)) else {
+                break;
             };
+            match self.found_step(found, false) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.done = true;
+                    break;
+                }
+                Err(_) => break,
+            }
             entries[*nr] = self.ip;
             *nr += 1;
-            if let Some(c) = common.filter(|_| self.ip == ip) {
-                self.repeat(c, entries, nr);
-            }
-            self.current_type = TYPE_SFRAME;
-            if matches!(kind, Kind::EhFrame) {
-                eh += (*nr - before) as u64;
+            if matches!(found.kind(), Kind::EhFrame) {
+                eh += 1;
             }
         }
         let n = (*nr - start) as u64;
         if n != 0 {
+            self.current_type = TYPE_SFRAME;
             stats::add(Stat::EhframeFrames, eh);
             stats::add(Stat::SframeFrames, n - eh);
         }
@@ -511,27 +504,35 @@ impl UnwindUserState {
         true
     }
 
-    /// The steps of `unwind_rs_table_repeat()` from this frame, which
-    /// returns to the address whose row is `c`.
-    fn repeat(&mut self, c: Common, entries: &mut [usize], nr: &mut usize) {
-        let mut w = shim::TableRun {
+    /// The steps of `unwind_rs_memo_run()` from this frame: the frames
+    /// stepped from `.eh_frame` rows, and whether it reached the
+    /// outermost frame.
+    fn memo_run(&mut self, entries: &mut [usize], nr: &mut usize, memo: &Memo<'_>) -> (u64, bool) {
+        let Some(rows) = memo.rows() else {
+            return (0, false);
+        };
+        let mut w = shim::MemoRun {
             ip: self.ip,
             sp: self.sp,
             fp: self.fp,
             entries: entries.as_mut_ptr(),
-            off: c.off as isize,
+            rows: rows.as_ptr().cast(),
             nr: *nr as u32,
             max: entries.len().min(u32::MAX as usize) as u32,
-            cfa_fp: c.cfa_fp,
-            fp_slot: c.fp_slot,
+            eh: 0,
+            done: false,
         };
         // SAFETY: `w.entries` has room for `w.max` entries, of which the
-        // helper writes only those from `w.nr` on, below `w.max`.
-        unsafe { shim::unwind_rs_table_repeat(&mut w) };
-        *nr = (w.nr as usize).clamp(*nr, entries.len());
+        // helper writes only those from `w.nr` on, below `w.max`; `w.rows`
+        // is the memo's `ROWS_LEN` slots, which the helper only reads and
+        // which nothing else writes while `memo` is borrowed.
+        unsafe { shim::unwind_rs_memo_run(&mut w) };
+        let steps = (w.nr as usize).clamp(*nr, entries.len()) - *nr;
+        *nr += steps;
         self.ip = w.ip;
         self.sp = w.sp;
         self.fp = w.fp;
+        ((w.eh as u64).min(steps as u64), w.done)
     }
 
     /// Frame-pointer steps from a 64-bit frame while the IPs stay in

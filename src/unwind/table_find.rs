@@ -65,17 +65,26 @@ const ROWS_LEN: usize = 32;
 /// rows that name it forgotten ([`Memo::forget`]), and a shell's tables
 /// never change (they are only taken away, and a file's rows are the
 /// same when its tables are read again).
+#[repr(C)]
 #[derive(Clone, Copy)]
-struct RowSlot {
+pub(crate) struct RowSlot {
     pc: usize,
     map: u8,
     /// Bit 0: the entry's table (0) or its fallback (1); bit 1: an entry
-    /// of the table starts at `pc` (the rules change there).
+    /// of the table starts at `pc` (the rules change there); bit 2: the
+    /// row marks the outermost frame (RA undefined).
     flags: u8,
     index: u16,
     /// `Common::pack()`, tagged with "from `.eh_frame`"; 0: not common.
     common: u32,
 }
+
+// `struct unwind_rs_row_slot` in `shim.h`, which `shim.c` checks too.
+const _: () = {
+    assert!(core::mem::size_of::<RowSlot>() == 16);
+    assert!(core::mem::offset_of!(RowSlot, common) == 12);
+    assert!(ROWS_LEN == 32);
+};
 
 const NO_ROW_SLOT: RowSlot = RowSlot {
     pc: 0,
@@ -89,6 +98,15 @@ const NO_ROW_SLOT: RowSlot = RowSlot {
 #[inline(always)]
 fn row_hash(pc: usize) -> usize {
     (pc ^ (pc >> 5) ^ (pc >> 10)) % ROWS_LEN
+}
+
+/// A row the memo holds in a form that needs no table.
+#[derive(Clone, Copy)]
+pub(crate) enum Quick {
+    /// A step of the common form, from a table of that format.
+    Step(Common, Kind),
+    /// The outermost frame (RA undefined): the walk ends here, cleanly.
+    End,
 }
 
 /// A row a lookup found: in its common form if it has one.
@@ -385,18 +403,30 @@ impl<'a> Memo<'a> {
         Some(i)
     }
 
-    /// The row memo's common form for `pc`, its format and whether an
-    /// entry starts at `pc`, if the memo holds `pc` in that form: the
-    /// walk's fast path, which touches neither tables nor pins.
+    /// The row memo's slots for `shim::unwind_rs_memo_run()`, if tables
+    /// are used (else the memo holds no row).
+    #[inline]
+    pub(crate) fn rows(&self) -> Option<&[RowSlot; ROWS_LEN]> {
+        self.enabled.then_some(&self.set.rows)
+    }
+
+    /// What the row memo holds for `pc` in a form that needs no table: a
+    /// step of the common form or the outermost frame, and whether an
+    /// entry starts at `pc`.  The walk's fast path, which touches neither
+    /// tables nor pins.
     #[inline(always)]
-    pub(crate) fn quick(&self, pc: usize) -> Option<(Common, Kind, bool)> {
+    pub(crate) fn quick(&self, pc: usize) -> Option<(Quick, bool)> {
         let r = &self.set.rows[row_hash(pc)];
         if r.pc != pc || pc == 0 || !self.enabled {
             return None;
         }
+        let starts = r.flags & 2 != 0;
+        if r.flags & 4 != 0 {
+            return Some((Quick::End, starts));
+        }
         let (c, eh) = Common::unpack(r.common)?;
         let kind = if eh { Kind::EhFrame } else { Kind::Sframe };
-        Some((c, kind, r.flags & 2 != 0))
+        Some((Quick::Step(c, kind), starts))
     }
 
     /// The row for user address `pc`, if its mapping has one.
@@ -443,7 +473,7 @@ impl<'a> Memo<'a> {
         self.set.rows[h] = RowSlot {
             pc,
             map: i as u8,
-            flags: which | (starts as u8) << 1,
+            flags: which | (starts as u8) << 1 | (row.ra.is_none() as u8) << 2,
             index,
             common: common.map_or(0, |c| c.pack(kind == Kind::EhFrame)),
         };
@@ -491,7 +521,17 @@ impl<'a> Memo<'a> {
         if !self.enabled {
             return Some((0, usize::MAX));
         }
-        let i = self.slot(pc)?;
+        // The last mapping, without pinning its tables: whether it has any
+        // is all this needs (a row lookup pins them, and finds them gone).
+        let last = self.set.last % MEMO_LEN;
+        let i = if self.set.maps[last]
+            .as_ref()
+            .is_some_and(|m| m.start <= pc && pc < m.end)
+        {
+            last
+        } else {
+            self.slot(pc)?
+        };
         let m = self.set.maps[i].as_ref()?;
         m.entry.is_none().then_some((m.start, m.end))
     }
