@@ -432,14 +432,18 @@ impl<'a> Memo<'a> {
     /// The row for user address `pc`, if its mapping has one.
     #[inline]
     pub(crate) fn row(&mut self, pc: usize) -> Option<Found> {
-        self.lookup(pc)?.0
+        self.lookup(pc, false)?.0
     }
 
     /// The row covering `pc` (`None` where the table has an entry but no
     /// rules) and whether an entry starts at `pc`: from the row memo,
     /// else from the table, and the memo then keeps it.  `None` if `pc`'s
     /// mapping has no table or its table ends before `pc`.
-    fn lookup(&mut self, pc: usize) -> Option<(Option<Found>, bool)> {
+    ///
+    /// A topmost frame's lookup (`topmost`) takes only an empty slot: a
+    /// sampled IP moves from sample to sample, and would evict the rows
+    /// of the frames below it, which do not.
+    fn lookup(&mut self, pc: usize, topmost: bool) -> Option<(Option<Found>, bool)> {
         if !self.enabled {
             return None;
         }
@@ -470,21 +474,21 @@ impl<'a> Memo<'a> {
         };
         let (row, kind) = v.row(which, index)?;
         let common = Common::of(&row);
-        self.set.rows[h] = RowSlot {
-            pc,
-            map: i as u8,
-            flags: which | (starts as u8) << 1 | (row.ra.is_none() as u8) << 2,
-            index,
-            common: common.map_or(0, |c| c.pack(kind == Kind::EhFrame)),
+        if !(topmost && self.set.rows[h].pc != 0) {
+            self.set.rows[h] = RowSlot {
+                pc,
+                map: i as u8,
+                flags: which | (starts as u8) << 1 | (row.ra.is_none() as u8) << 2,
+                index,
+                common: common.map_or(0, |c| c.pack(kind == Kind::EhFrame)),
+            };
+            self.set.dirty = true;
+        }
+        let found = match common {
+            Some(c) => Found::Common(c, kind),
+            None => Found::Row(row, kind),
         };
-        self.set.dirty = true;
-        Some((
-            Some(match common {
-                Some(c) => Found::Common(c, kind),
-                None => Found::Row(row, kind),
-            }),
-            starts,
-        ))
+        Some((Some(found), starts))
     }
 
     /// The row of the topmost frame, at `ip`: that of `ip` itself (a
@@ -499,7 +503,7 @@ impl<'a> Memo<'a> {
         ip: usize,
         after_syscall: impl FnOnce() -> bool,
     ) -> Option<Found> {
-        let (found, starts) = self.lookup(ip)?;
+        let (found, starts) = self.lookup(ip, true)?;
         if !(starts && after_syscall()) {
             return found;
         }
