@@ -57,14 +57,14 @@ for id in $ids; do
 	fi
 	# " 5.1: Test event parsing      : Ok"; a result may carry a reason,
 	# "Skip (not root)".  Names may contain ':', the result follows the
-	# last " : ".
+	# last ": ".
 	res=$(awk -v secs=$secs -v top=$id '
 		/^ *[0-9]+(\.[0-9]+)?: / {
 			i = index($0, ":"); id = substr($0, 1, i - 1); gsub(/ /, "", id)
 			rest = substr($0, i + 2)
-			n = split(rest, f, / : /)
-			if (n < 2) next
-			res = f[n]; name = substr(rest, 1, length(rest) - length(res) - 3)
+			# A long name leaves no padding: "...exit).: Ok".
+			if (!match(rest, /: (Ok|FAILED|Skip|Running)[^:]*$/)) next
+			res = substr(rest, RSTART + 2); name = substr(rest, 1, RSTART - 1)
 			sub(/ +$/, "", name)
 			# In progress, not a result: "Running (0 active)".
 			if (res ~ /^Running/) next
