@@ -222,7 +222,7 @@ fail:
  * store.
  */
 static __always_inline unsigned long
-unwind_rs_repeat_cfa(long off, bool cfa_fp, unsigned long sp, unsigned long fp)
+unwind_rs_common_cfa(long off, bool cfa_fp, unsigned long sp, unsigned long fp)
 {
 	unsigned long base = cfa_fp ? fp : sp, cfa = base + off;
 
@@ -238,19 +238,6 @@ static __always_inline unsigned int unwind_rs_row_hash(unsigned long pc)
 	return (pc ^ (pc >> 5) ^ (pc >> 10)) % UNWIND_RS_ROW_SLOTS;
 }
 
-/*
- * Table steps of a 64-bit user stack in one user access section, for as
- * long as the memo holds each frame's row (that of its return address
- * minus one) in the common form: fp.rs's common_step() for each, with
- * table::step()'s checks (the CFA must not overflow, must be above SP and
- * 8-byte aligned).  A frame that returns to the same address as the one
- * before (recursion) reuses the row.  Never faults.  Stops with the state
- * at the first frame whose row the memo does not hold in that form, whose
- * CFA fails a check or whose slots are not present, at the outermost frame
- * (@w->done), or when @w->max entries are written; fp.rs goes on from
- * there.  The memo's slots are the walking task's own: nothing else
- * writes them meanwhile.
- */
 /* A row of the common form, unpacked from a memo slot. */
 struct unwind_rs_common {
 	long off;
@@ -287,6 +274,19 @@ static __always_inline bool unwind_rs_memo_row(struct unwind_rs_memo_run *w,
 	return true;
 }
 
+/*
+ * Table steps of a 64-bit user stack in one user access section, for as
+ * long as the memo holds each frame's row (that of its return address
+ * minus one) in the common form: fp.rs's common_step() for each, with
+ * table::step()'s checks (the CFA must not overflow, must be above SP and
+ * 8-byte aligned).  A frame that returns to the same address as the one
+ * before (recursion) reuses the row.  Never faults.  Stops with the state
+ * at the first frame whose row the memo does not hold in that form, whose
+ * CFA fails a check or whose slots are not present, at the outermost frame
+ * (@w->done), or when @w->max entries are written; fp.rs goes on from
+ * there.  The memo's slots are the walking task's own: nothing else
+ * writes them meanwhile.
+ */
 void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 {
 	unsigned long ip = w->ip, sp = w->sp, fp = w->fp, cfa, ra, b;
@@ -297,7 +297,7 @@ void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 
 	if (out >= end || !unwind_rs_memo_row(w, ip - 1, &c))
 		goto out;
-	cfa = unwind_rs_repeat_cfa(c.off, c.cfa_fp, sp, fp);
+	cfa = unwind_rs_common_cfa(c.off, c.cfa_fp, sp, fp);
 	if (!cfa)
 		goto out;
 	/* The first frame's slots open the section; later ones are checked. */
@@ -325,7 +325,7 @@ void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 			*out++ = ra;
 			if (out == end || ra != again)
 				break;
-			cfa = unwind_rs_repeat_cfa(c.off, c.cfa_fp, sp, fp);
+			cfa = unwind_rs_common_cfa(c.off, c.cfa_fp, sp, fp);
 			if (!cfa || !access_ok((void __user *)(cfa - c.span), c.span))
 				goto stop;
 		}
@@ -333,7 +333,7 @@ void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 			eh += out - seg;
 		if (out == end || !unwind_rs_memo_row(w, ip - 1, &c))
 			break;
-		cfa = unwind_rs_repeat_cfa(c.off, c.cfa_fp, sp, fp);
+		cfa = unwind_rs_common_cfa(c.off, c.cfa_fp, sp, fp);
 		if (!cfa || !access_ok((void __user *)(cfa - c.span), c.span))
 			break;
 	}

@@ -86,6 +86,15 @@ const _: () = {
     assert!(ROWS_LEN == 32);
 };
 
+impl RowSlot {
+    /// The common form this slot keeps, and its format.
+    #[inline(always)]
+    fn common(&self) -> Option<(Common, Kind)> {
+        let (c, eh) = Common::unpack(self.common)?;
+        Some((c, if eh { Kind::EhFrame } else { Kind::Sframe }))
+    }
+}
+
 const NO_ROW_SLOT: RowSlot = RowSlot {
     pc: 0,
     map: 0,
@@ -424,8 +433,7 @@ impl<'a> Memo<'a> {
         if r.flags & 4 != 0 {
             return Some((Quick::End, starts));
         }
-        let (c, eh) = Common::unpack(r.common)?;
-        let kind = if eh { Kind::EhFrame } else { Kind::Sframe };
+        let (c, kind) = r.common()?;
         Some((Quick::Step(c, kind), starts))
     }
 
@@ -451,8 +459,7 @@ impl<'a> Memo<'a> {
         let r = self.set.rows[h];
         if r.pc == pc && pc != 0 {
             let starts = r.flags & 2 != 0;
-            if let Some((c, eh)) = Common::unpack(r.common) {
-                let kind = if eh { Kind::EhFrame } else { Kind::Sframe };
+            if let Some((c, kind)) = r.common() {
                 return Some((Some(Found::Common(c, kind)), starts));
             }
             // The slot still holds the mapping the row was found in
