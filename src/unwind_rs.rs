@@ -11,11 +11,13 @@
 
 use kernel::prelude::*;
 
-// The source tree shows the architecture; dependencies go down this list.
+// The layers, top first: each imports only from the layers below it
+// (`scripts/check-layers` checks it).
+mod api; // the top: the kernel's hook table, perf's works, the C API
 mod deferred; // the request protocol, works and cookies
-mod glue; // kernel glue: hooks and C API on top, C shim and counters below
+mod sys;
 mod task; // per-task state: mask, cookie, cache
-mod unwind; // the unwinders of the user stack
+mod unwind; // the walk of the user stack and its unwind tables // the bottom: C helpers, context guards, per-CPU data, counters
 
 module! {
     type: UnwindDeferred,
@@ -28,20 +30,20 @@ module! {
 struct UnwindDeferred {
     // Dropped first: perf's requests fail from now on (synchronous
     // callchains), before the hooks go.
-    _perf: glue::perf::Registration,
+    _perf: api::perf::Registration,
     // Unregisters the hooks and cleans every task.
-    _hooks: glue::hooks::Registration,
-    _debugfs: glue::stats::Debugfs,
+    _hooks: api::hooks::Registration,
+    _debugfs: sys::stats::Debugfs,
     // Last: no walk runs any more.
     _sframe: unwind::TableCache,
 }
 
 impl kernel::Module for UnwindDeferred {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let debugfs = glue::stats::Debugfs::new(deferred::pending_unqueued);
-        glue::shim::cookie_seed();
-        let hooks = glue::hooks::Registration::new()?;
-        let perf = glue::perf::Registration::new()?;
+        let debugfs = sys::stats::Debugfs::new(deferred::pending_unqueued);
+        sys::context::cookie_seed();
+        let hooks = api::hooks::Registration::new()?;
+        let perf = api::perf::Registration::new()?;
         pr_info!("deferred user unwinding ready\n");
         Ok(Self {
             _perf: perf,

@@ -13,23 +13,25 @@ use kernel::bindings;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
-use crate::glue::hooks::{InHook, ReadGuard};
-use crate::glue::shim::{self, IrqGuard, NoFaultGuard, RequestCtx};
-use crate::glue::stats::{self, Stat};
+use crate::sys::context::{self, IrqGuard, NoFaultGuard, RequestCtx};
+use crate::sys::stats::{self, Stat};
 use crate::task::{cache, Current, TaskInfo};
 use crate::unwind::{self, UnwindStacktrace};
+use hook::ReadGuard;
 use protocol::{Step, RESERVED_BITS, RESERVED_MASK};
 
 mod cookie;
+mod hook;
 #[cfg(unwind_inject)]
 mod inject;
-#[cfg(unwind_inject)]
-pub(crate) use inject::unload_dequeued;
+mod unload;
 // Plain `pub` items: the same file is a module of the host test crate.
 #[allow(unreachable_pub)]
 pub(crate) mod protocol;
 
+pub(crate) use hook::InHook;
 pub(crate) use protocol::PENDING as UNWIND_PENDING;
+pub(crate) use unload::unload;
 pub(crate) const NR_BITS: usize = usize::BITS as usize;
 
 /// The protocol's view of one task's state; with the guard of the
@@ -103,7 +105,7 @@ pub(crate) type UnwindCallback =
     Option<unsafe extern "C" fn(work: *mut UnwindWork, trace: *mut UnwindStacktrace, cookie: u64)>;
 
 /// Matches `struct unwind_work` in `include/linux/unwind_deferred.h`
-/// (`glue/shim.c` checks the C side).  The caller owns it; `bit` is read
+/// (`api/exports.c` checks the C side).  The caller owns it; `bit` is read
 /// and written atomically only (`work_bit()`), as requests read it in NMI.
 #[repr(C)]
 pub(crate) struct UnwindWork {
@@ -113,7 +115,7 @@ pub(crate) struct UnwindWork {
 }
 
 impl UnwindWork {
-    /// An unregistered work, for the module's own (`glue::perf`).
+    /// An unregistered work, for the module's own (`api::perf`).
     pub(crate) const EMPTY: Self = Self {
         list: bindings::list_head {
             next: ptr::null_mut(),
@@ -357,7 +359,7 @@ fn cached_walk(cur: &Current, trace: &mut UnwindStacktrace) -> Result {
 /// `unwind_user_faultable()`: the trace of this entry, from the cache or
 /// from a walk that fills it.
 pub(crate) fn faultable(trace: &mut UnwindStacktrace) -> Result {
-    if !shim::can_fault() || !shim::is_user_task() || !unwind::has_user_regs() {
+    if !context::can_fault() || !context::is_user_task() || !unwind::has_user_regs() {
         return Err(EINVAL);
     }
     let cur = Current::get();
@@ -373,13 +375,13 @@ pub(crate) fn faultable(trace: &mut UnwindStacktrace) -> Result {
 
 /// `unwind_user_get_cookie()`: 0 for kernel threads and user workers.
 pub(crate) fn get_cookie() -> u64 {
-    if !shim::is_user_task() {
+    if !context::is_user_task() {
         return 0;
     }
-    let irqs_were_off = shim::irqs_disabled();
+    let irqs_were_off = context::irqs_disabled();
     let irq = IrqGuard::new();
     let info = Current::get();
-    let prompt = prompt(shim::in_nmi(), shim::in_hardirq(), irqs_were_off);
+    let prompt = prompt(context::in_nmi(), context::in_hardirq(), irqs_were_off);
     let (cookie, must_queue) = protocol::get_cookie(&Proto(&info, Some(&irq)), prompt);
     if must_queue && queue(&info, true, UNWIND_PENDING).is_err() {
         return 0;

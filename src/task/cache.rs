@@ -14,7 +14,7 @@ use kernel::prelude::*;
 
 use super::saved_maps::{self, SavedMaps};
 use super::{Current, TaskInfo};
-use crate::glue::stats::{self, Stat};
+use crate::sys::stats::{self, Stat};
 use crate::unwind::MapSet;
 
 /// Entries that fit in one page after the header and the memo pointer
@@ -22,7 +22,7 @@ use crate::unwind::MapSet;
 pub(crate) const MAX_ENTRIES: usize = (4096 - 24) / core::mem::size_of::<usize>();
 
 /// Matches `struct unwind_cache` in `include/linux/unwind_deferred_types.h`
-/// (`glue/shim.c` checks the C side); `walking` sits in its padding.
+/// (`api/exports.c` checks the C side); `walking` sits in its padding.
 #[repr(C)]
 pub(crate) struct UnwindCache {
     /// Works whose callback ran in this entry; cleared by cancel from other
@@ -197,4 +197,38 @@ pub(crate) unsafe fn take(info: &TaskInfo<'_>) -> Option<KBox<UnwindCache>> {
 pub(crate) unsafe fn free(info: &TaskInfo<'_>) {
     // SAFETY: Our contract is `take()`'s.
     drop(unsafe { take(info) });
+}
+
+/// Takes and frees every task's cache, at unload.  Up to `BATCH` caches
+/// are taken per pass over the threads and freed after it, outside the RCU
+/// read side (their tables may be vmalloc'd, and vfree() may sleep), so
+/// that unloading needs no allocation and cannot fail for want of memory.
+///
+/// # Safety
+///
+/// As [`take`] for every task: the hooks are unregistered and no work of
+/// this module is queued or registered.
+pub(crate) unsafe fn take_all() {
+    const BATCH: usize = 64;
+    loop {
+        let mut batch: [Option<KBox<UnwindCache>>; BATCH] = [const { None }; BATCH];
+        let mut taken = 0usize;
+        let mut missed = false;
+        TaskInfo::for_each_thread(|info| {
+            if taken == BATCH {
+                missed |= has(&info);
+                return;
+            }
+            // SAFETY: Per the contract no code of ours runs for the task.
+            if let Some(c) = unsafe { take(&info) } {
+                batch[taken] = Some(c);
+                taken += 1;
+            }
+        });
+        // Freed here, outside the RCU read side.
+        drop(batch);
+        if !missed {
+            return;
+        }
+    }
 }

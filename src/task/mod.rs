@@ -18,7 +18,23 @@ use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize};
 use kernel::bindings;
 use kernel::ffi::c_void;
 
-use crate::glue::shim;
+// The C helpers of `task_sys.c` (`task.h`).
+extern "C" {
+    /// Calls `f` for every thread of every process, under `rcu_read_lock()`.
+    fn unwind_rs_walk_threads(
+        f: unsafe extern "C" fn(t: *mut bindings::task_struct, arg: *mut c_void),
+        arg: *mut c_void,
+    );
+    /// Whether `work` is on `t`'s task work queue (read only, under the
+    /// task's `pi_lock` as `task_work_cancel()` walks it).
+    // Only a pointer to the task crosses; some of its members are empty
+    // structs in small configurations, which the lint flags.
+    #[allow(improper_ctypes)]
+    fn unwind_rs_work_queued(
+        t: *mut bindings::task_struct,
+        work: *mut bindings::callback_head,
+    ) -> bool;
+}
 
 /// The unwind state of one task.
 ///
@@ -109,7 +125,7 @@ impl<'a> TaskInfo<'a> {
     pub(crate) fn work_queued(&self) -> bool {
         // SAFETY: The task is allocated (type invariant); the helper only
         // reads the queue, under the lock `task_work_cancel()` takes.
-        unsafe { shim::unwind_rs_work_queued(self.task(), self.work().as_ptr()) }
+        unsafe { unwind_rs_work_queued(self.task(), self.work().as_ptr()) }
     }
 
     /// Calls `f` for every thread under `rcu_read_lock()`, with a state
@@ -130,7 +146,7 @@ impl<'a> TaskInfo<'a> {
         }
         // SAFETY: `trampoline::<F>` matches the callback type and `arg`
         // points to `f`, which outlives the call.
-        unsafe { shim::unwind_rs_walk_threads(trampoline::<F>, (&raw mut f).cast()) };
+        unsafe { unwind_rs_walk_threads(trampoline::<F>, (&raw mut f).cast()) };
     }
 }
 

@@ -27,8 +27,22 @@ use kernel::bindings;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
-use crate::glue::shim;
 use crate::unwind::MapSet;
+
+// The registry in `task_sys.c` (`task.h`).
+extern "C" {
+    /// Adds `node` to the registry of saved mappings.
+    fn unwind_rs_saved_maps_link(node: *mut bindings::list_head);
+    /// Takes `node` off the registry (or off nothing: `list_del_init()`).
+    fn unwind_rs_saved_maps_unlink(node: *mut bindings::list_head);
+    /// Under the registry's lock, moves to `out` every node `claim` takes.
+    fn unwind_rs_saved_maps_claim(
+        out: *mut bindings::list_head,
+        claim: unsafe extern "C" fn(node: *mut bindings::list_head) -> bool,
+    );
+    /// The first node of `list`, taken off it, or NULL.
+    fn unwind_rs_list_pop(list: *mut bindings::list_head) -> *mut bindings::list_head;
+}
 
 /// A task's saved mappings, on the registry.
 ///
@@ -64,7 +78,7 @@ pub(super) unsafe fn get_or_alloc(slot: &AtomicPtr<SavedMaps>) -> Option<&mut Ma
         p = KBox::into_raw(KBox::new(saved, GFP_KERNEL_ACCOUNT).ok()?);
         // SAFETY: `p` is a set at its final address, on no list.
         // INVARIANT: `slot` lives until `release()`, which unlinks first.
-        unsafe { shim::unwind_rs_saved_maps_link((*p).link.get()) };
+        unsafe { unwind_rs_saved_maps_link((*p).link.get()) };
         slot.store(p, Ordering::Release);
     }
     // SAFETY: `p` came from `KBox::into_raw()` and is freed only by whoever
@@ -82,7 +96,7 @@ pub(super) fn release(slot: &AtomicPtr<SavedMaps>) {
     // SAFETY: The swap made us the set's only owner; it came from
     // `KBox::into_raw()`, and leaves the registry before it is freed.
     unsafe {
-        shim::unwind_rs_saved_maps_unlink((*p).link.get());
+        unwind_rs_saved_maps_unlink((*p).link.get());
         drop(KBox::from_raw(p));
     }
 }
@@ -111,12 +125,12 @@ pub(crate) unsafe fn drain() -> usize {
     unsafe {
         addr_of_mut!((*head).next).write(head);
         addr_of_mut!((*head).prev).write(head);
-        shim::unwind_rs_saved_maps_claim(head, claim);
+        unwind_rs_saved_maps_claim(head, claim);
     }
     let mut n = 0;
     loop {
         // SAFETY: `head` is the list built above, ours alone.
-        let node = unsafe { shim::unwind_rs_list_pop(head) };
+        let node = unsafe { unwind_rs_list_pop(head) };
         if node.is_null() {
             return n;
         }

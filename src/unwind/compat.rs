@@ -7,7 +7,7 @@
 //! as perf's `perf_callchain_user32()` computes them.
 
 use super::regs::UserRegs;
-use crate::glue::shim::{self, IrqGuard};
+use crate::sys::context::{self, IrqGuard};
 
 /// The linear bases of the code and stack segments of `regs`.
 pub(super) fn segment_bases(regs: &UserRegs) -> (usize, usize) {
@@ -15,8 +15,8 @@ pub(super) fn segment_bases(regs: &UserRegs) -> (usize, usize) {
     // cannot be taken while interrupts are off; the GDT read is this CPU's.
     let irq = IrqGuard::new();
     (
-        shim::segment_base(regs.cs, &irq),
-        shim::segment_base(regs.ss, &irq),
+        context::segment_base(regs.cs, &irq),
+        context::segment_base(regs.ss, &irq),
     )
 }
 

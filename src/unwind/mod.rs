@@ -3,9 +3,11 @@
 //! The unwinders of current's user stack.
 //!
 //! `regs.rs` reads the user registers saved at kernel entry, once per walk;
-//! `fp.rs` is the walk and its state (the C API's `struct
+//! `walk.rs` is the walk and its state (the C API's `struct
 //! unwind_user_state`): an unwind-table step where there is a row for the
-//! IP, a frame-pointer step otherwise; `compat.rs` adds IA32 emulation's
+//! IP, a frame-pointer step otherwise, many frames at a time in C where
+//! it can (`user_loops.c`); `ffi.rs` mirrors the layouts and declares the
+//! C helpers (`unwind.h`); `compat.rs` adds IA32 emulation's
 //! segment bases; `call_site.rs` tells whether a return address follows
 //! a call instruction (the topmost frame of code without a row).
 //!
@@ -14,7 +16,7 @@
 //! into the engine's one form (`table/`, also pure `core`); the kernel
 //! side reads a file's section and compiles it (`table_read.rs`), caches
 //! the compiled tables by file identity (`table_cache.rs`) and finds a
-//! mapping's table (`table_find.rs`).  Dependencies go one way: `fp` uses
+//! mapping's table (`table_find.rs`).  Dependencies go one way: `walk` uses
 //! `call_site`, `compat`, `regs`, `table` and `table_find`, which uses
 //! `table_read` and `table_cache`, which use the formats and `table`.
 
@@ -25,7 +27,7 @@ mod compat;
 mod ehframe;
 #[allow(unreachable_pub)]
 mod elf;
-mod fp;
+mod ffi;
 mod regs;
 #[allow(unreachable_pub)]
 mod sframe;
@@ -34,10 +36,11 @@ mod table;
 mod table_cache;
 mod table_find;
 mod table_read;
+mod walk;
 
-pub(crate) use fp::{unwind, unwind_from, UnwindStacktrace, UnwindUserState};
 pub(crate) use regs::{has_user_regs, UserRegs};
 pub(crate) use table_find::{MapSet, Memo};
+pub(crate) use walk::{unwind, unwind_from, UnwindStacktrace, UnwindUserState};
 
 /// The table cache's lifetime: emptied when the module unloads.
 pub(crate) struct TableCache;

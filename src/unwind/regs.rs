@@ -4,11 +4,12 @@
 
 use kernel::bindings;
 
-use crate::glue::shim::{self, MmKey, WalkCtx};
+use super::ffi::{self, MmKey, WalkCtx};
+use crate::sys::context;
 
 /// The saved user registers a walk starts from (`struct pt_regs` is read
-/// only in `shim.c`), with what else a walk needs to know about current:
-/// whether SFrame may be used and the mappings memo's key.
+/// only in `table_sys.c`), with what else a walk needs to know about current:
+/// whether unwind tables may be used and the mappings memo's key.
 pub(crate) type UserRegs = WalkCtx;
 
 impl WalkCtx {
@@ -28,7 +29,7 @@ impl WalkCtx {
         ss: 0,
         compat: false,
         can_fault: false,
-        sframe: false,
+        tables: false,
         key_valid: false,
     };
 
@@ -46,11 +47,11 @@ impl WalkCtx {
         // SAFETY: `self` is writable; the helper copies current's saved user
         // registers, which stay valid while current runs in the kernel, and
         // only reads current's state otherwise.
-        unsafe { shim::unwind_rs_walk_ctx(self) }
+        unsafe { ffi::unwind_rs_walk_ctx(self) }
     }
 
-    /// Current's address space and mappings version (`shim::mm_key()`),
-    /// if SFrame may be used and they have one now.
+    /// Current's address space and mappings version (`ffi::mm_key()`),
+    /// if unwind tables may be used and they have one now.
     pub(crate) fn key(&self) -> Option<MmKey> {
         self.key_valid.then_some(self.key)
     }
@@ -59,7 +60,7 @@ impl WalkCtx {
 fn user_regs() -> Option<core::ptr::NonNull<bindings::pt_regs>> {
     // SAFETY: Only reads current's flags and the address of its saved
     // registers.
-    core::ptr::NonNull::new(unsafe { shim::unwind_rs_user_regs() })
+    core::ptr::NonNull::new(unsafe { context::unwind_rs_user_regs() })
 }
 
 /// Whether current has user registers to walk from (see `current()`).

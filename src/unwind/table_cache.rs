@@ -38,9 +38,9 @@ use kernel::sync::{Arc, SpinLock};
 use kernel::{new_spinlock, pin_init};
 
 use super::elf::Segments;
+use super::ffi::{self, FileId};
 use super::table::{BuildError, Row, Storage, Table, DEDUP_SLOTS};
-use crate::glue::shim::{self, FileId};
-use crate::glue::stats::{self, Stat};
+use crate::sys::stats::{self, Stat};
 
 /// The most entries kept, whatever the cap: lookups scan the table.
 const MAX_ENTRIES: usize = 4096;
@@ -346,7 +346,7 @@ impl Locked {
     fn new() -> Self {
         // SAFETY: A plain mutex; every path unlocks it in `drop()`.  All
         // callers run in task context (discovery, unload).
-        unsafe { shim::unwind_rs_sframe_lock() };
+        unsafe { ffi::unwind_rs_table_cache_lock() };
         Self
     }
 
@@ -360,14 +360,14 @@ impl Locked {
 impl Drop for Locked {
     fn drop(&mut self) {
         // SAFETY: Locked in `new()`.
-        unsafe { shim::unwind_rs_sframe_unlock() };
+        unsafe { ffi::unwind_rs_table_cache_unlock() };
     }
 }
 
 /// The cap in bytes; 0 turns tables off (frame pointers only).
 pub(crate) fn cap() -> usize {
     // SAFETY: Reads a module parameter.
-    let kb = unsafe { shim::unwind_rs_sframe_cache_kb() };
+    let kb = unsafe { ffi::unwind_rs_table_cache_kb() };
     (kb as usize).saturating_mul(1024)
 }
 

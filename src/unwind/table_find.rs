@@ -18,7 +18,7 @@
 //! looks its mappings up once, not at every walk.
 //!
 //! The memo's guarantee: a walk keeps the mappings a [`MapSet`] holds
-//! only if the key of current's address space ([`shim::mm_key`]: the mm,
+//! only if the key of current's address space ([`ffi::mm_key`]: the mm,
 //! its exec and the even `mm_lock_seq`) read at its start equals the key
 //! read at the start of each walk that looked them up.  Every lookup
 //! follows the read of its walk's key, and any change of a mapping
@@ -41,12 +41,13 @@
 use kernel::sync::Arc;
 
 use super::elf::PAGE_SIZE;
+use super::ffi::{self, MmKey, VmaInfo};
 use super::regs::UserRegs;
 use super::table::{Common, Row};
 use super::table_cache::{self as cache, Entry, Kind, Tables};
 use super::table_read::{entry_of, FileRef};
-use crate::glue::shim::{self, MmKey, VmaInfo};
-use crate::glue::stats::{self, Stat};
+use crate::sys::context;
+use crate::sys::stats::{self, Stat};
 
 /// Above every user address, with 5-level page tables too.
 const USER_END: usize = 1 << 57;
@@ -79,7 +80,7 @@ pub(crate) struct RowSlot {
     common: u32,
 }
 
-// `struct unwind_rs_row_slot` in `shim.h`, which `shim.c` checks too.
+// `struct unwind_rs_row_slot` in `unwind.h`, which `api/exports.c` checks too.
 const _: () = {
     assert!(core::mem::size_of::<RowSlot>() == 16);
     assert!(core::mem::offset_of!(RowSlot, common) == 12);
@@ -153,7 +154,7 @@ impl Mapping {
         let mut v = VmaInfo::default();
         // SAFETY: Task context (the memo checked `can_fault()`); `v` is
         // writable; a non-NULL result is a reference we own.
-        let file = unsafe { shim::unwind_rs_vma_file(ip, &mut v) };
+        let file = unsafe { ffi::unwind_rs_vma_file(ip, &mut v) };
         if v.start >= v.end {
             return None;
         }
@@ -297,15 +298,15 @@ impl<'a> Memo<'a> {
     /// current's address space is the one, with the same mappings, that
     /// they were looked up in.
     pub(crate) fn new(set: &'a mut MapSet) -> Self {
-        let enabled = shim::can_fault() && cache::cap() != 0;
-        let key = if enabled { shim::mm_key() } else { None };
+        let enabled = context::can_fault() && cache::cap() != 0;
+        let key = if enabled { ffi::mm_key() } else { None };
         Self::with(set, enabled, key)
     }
 
     /// As `new()`, with what `UserRegs::current()` found out already.
     #[inline]
     pub(crate) fn for_walk(set: &'a mut MapSet, regs: &UserRegs) -> Self {
-        Self::with(set, regs.sframe, regs.key())
+        Self::with(set, regs.tables, regs.key())
     }
 
     #[inline]
@@ -412,7 +413,7 @@ impl<'a> Memo<'a> {
         Some(i)
     }
 
-    /// The row memo's slots for `shim::unwind_rs_memo_run()`, if tables
+    /// The row memo's slots for `ffi::unwind_rs_memo_run()`, if tables
     /// are used (else the memo holds no row).
     #[inline]
     pub(crate) fn rows(&self) -> Option<&[RowSlot; ROWS_LEN]> {

@@ -25,11 +25,11 @@ use kernel::sync::Arc;
 
 use super::ehframe;
 use super::elf::{self, Ehdr, Phdr, Segments, EHDR_LEN, MAX_SHSTRTAB};
+use super::ffi::{self, FileId};
 use super::sframe::{self, HEADER_LEN};
 use super::table::Builder;
 use super::table_cache::{self as cache, Compiled, Entry, Kind, Store, Tables};
-use crate::glue::shim::{self, FileId};
-use crate::glue::stats::{self, Stat};
+use crate::sys::stats::{self, Stat};
 
 /// The largest section read, whatever the cap (clang's are ~9 MiB).
 const MAX_SECTION: usize = 32 << 20;
@@ -57,7 +57,7 @@ impl FileRef {
     fn id(&self) -> FileId {
         let mut id = FileId::default();
         // SAFETY: We hold a reference to the file.
-        unsafe { shim::unwind_rs_file_id(self.0, &mut id) };
+        unsafe { ffi::unwind_rs_file_id(self.0, &mut id) };
         id
     }
 

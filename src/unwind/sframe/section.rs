@@ -2,7 +2,8 @@
 
 //! [`Section`]: a parsed view of one `.sframe` section's bytes, with
 //! the link-time address it was loaded from.  Building one costs O(1)
-//! (the header); [`super::validate`] checks the rest once.  Every
+//! (the header); [`super::validate`] checks the rest once
+//! ([`Section::new`] is there, so that this file does not depend on it).  Every
 //! accessor is bounds-checked, so a section that was never validated
 //! gives wrong answers or errors, never a panic.
 
@@ -61,13 +62,6 @@ impl<'a> Section<'a> {
             addr,
             len: l.len,
         })
-    }
-
-    /// Parses and fully validates: the section the kernel caches.
-    pub fn new(data: &'a [u8], addr: u64) -> Result<Section<'a>, SframeError> {
-        let s = Section::parse(data, addr)?;
-        super::validate::validate(&s)?;
-        Ok(s)
     }
 
     /// The number of bytes the section uses (from its header).

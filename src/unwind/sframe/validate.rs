@@ -29,6 +29,15 @@ use super::section::Section;
 /// bits, and no compiled function comes close.
 pub const MAX_FRES_PER_FDE: u32 = 0xffff;
 
+impl<'a> Section<'a> {
+    /// Parses and fully validates: the section the kernel caches.
+    pub fn new(data: &'a [u8], addr: u64) -> Result<Section<'a>, SframeError> {
+        let s = Section::parse(data, addr)?;
+        validate(&s)?;
+        Ok(s)
+    }
+}
+
 /// Checks every FDE and FRE of `s` (see the module documentation).
 pub fn validate(s: &Section<'_>) -> Result<(), SframeError> {
     let fres = s.fres();

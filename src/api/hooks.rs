@@ -8,7 +8,7 @@
 //! pinned and no read section held: a walk blocked in a fault
 //! (userfaultfd, FUSE) never blocks `cancel()`.  The exec hook's walk does
 //! not fault at all (`task_exec()`).  Callbacks run inside the SRCU read
-//! side (`ReadGuard`), which `cancel()` waits for.  Tasks still
+//! side (`deferred::ReadGuard`), which `cancel()` waits for.  Tasks still
 //! holding a queued work after unload only reach the kernel's trampoline.
 
 use core::ptr::NonNull;
@@ -16,14 +16,9 @@ use core::sync::atomic::Ordering;
 use kernel::bindings;
 use kernel::prelude::*;
 
-use super::stats::{self, Stat};
-use crate::deferred::{self, Faults, UNWIND_PENDING};
+use crate::deferred::{self, Faults, InHook, UNWIND_PENDING};
+use crate::sys::stats::{self, Stat};
 use crate::task::{cache, saved_maps, Current, TaskInfo};
-
-/// Proof that the code runs in one of the hooks below, which the kernel
-/// calls in task context with this module pinned: what `process()` needs.
-/// Only this file can make one.
-pub(crate) struct InHook(());
 
 unsafe extern "C" fn task_fork(_task: *mut bindings::task_struct) {
     // The kernel already zeroed the new task's state.
@@ -42,7 +37,8 @@ unsafe fn run_pending_now(task: *mut bindings::task_struct, faults: Faults) -> O
     // Take the head off the queue first: once `process()` clears `PENDING`
     // a request may queue it again.
     if cur.mask().load(Ordering::Acquire) & UNWIND_PENDING != 0 && cur.cancel_work() {
-        deferred::process(&cur, &InHook(()), faults);
+        // SAFETY: Our callers are the exit and exec hooks.
+        deferred::process(&cur, &unsafe { InHook::assume() }, faults);
     }
     Some(cur)
 }
@@ -103,7 +99,8 @@ unsafe extern "C" fn task_work(head: *mut bindings::callback_head) {
     // state, and a task work runs on its own task, which is current.
     deferred::process(
         &unsafe { Current::assume(TaskInfo::from_work(head)) },
-        &InHook(()),
+        // SAFETY: This is the task work hook.
+        &unsafe { InHook::assume() },
         Faults::Allowed,
     );
 }
@@ -143,79 +140,16 @@ impl Drop for Registration {
         // SAFETY: `HOOKS` was registered in `new()`.  On return no hook runs.
         unsafe { bindings::unwind_hooks_unregister(&HOOKS) };
         // No code of this module runs on any task's behalf now: take back
-        // queued works and every cache.  Caches are freed after the RCU
-        // walk: their tables may be vmalloc'd, and vfree() may sleep.
-        let mut pending = 0u64;
-        let mut first = true;
-        loop {
-            // Up to BATCH caches a pass, freed after it: no allocation,
-            // so unloading cannot fail for want of memory.
-            const BATCH: usize = 64;
-            let mut batch: [Option<KBox<cache::UnwindCache>>; BATCH] = [const { None }; BATCH];
-            let mut taken = 0usize;
-            let mut missed = false;
-            TaskInfo::for_each_thread(|info| {
-                if first {
-                    let cancelled = info.cancel_work();
-                    if cancelled {
-                        pending += 1;
-                    }
-                    // A work already taken off the queue but not yet run
-                    // keeps `PENDING` (the head is still in use) and
-                    // nothing else: the kernel's trampoline clears it, or
-                    // a reloaded module's process finds no cookie and no
-                    // work bit in it.  A read-modify-write, so that a
-                    // clear by the trampoline between a read and a write
-                    // of ours is never undone.
-                    let keep = if cancelled { 0 } else { UNWIND_PENDING };
-                    // The injection build runs the trampoline here.
-                    #[cfg(unwind_inject)]
-                    if !cancelled {
-                        deferred::unload_dequeued(info.mask());
-                    }
-                    info.mask().fetch_and(keep, Ordering::AcqRel);
-                }
-                if taken == BATCH {
-                    missed |= cache::has(&info);
-                    return;
-                }
-                // SAFETY: The hooks are unregistered and no work of this
-                // module is registered (each pins it): no code of ours
-                // runs for the task any more.
-                if let Some(c) = unsafe { cache::take(&info) } {
-                    batch[taken] = Some(c);
-                    taken += 1;
-                }
-            });
-            first = false;
-            // Freed here, outside the RCU read side.
-            drop(batch);
-            if !missed {
-                break;
-            }
-        }
+        // queued works, then every cache.
+        // SAFETY: The hooks are unregistered, and this module is going, so
+        // no work of it is registered (each pins it).
+        let pending = unsafe { deferred::unload() };
+        // SAFETY: As above, and no work is queued any more.
+        unsafe { cache::take_all() };
         pr_info!(
             "unloaded, {} pending task works cancelled, {} saved mapping sets freed\n",
             pending,
             saved
         );
-    }
-}
-
-/// The hooks' SRCU read side, which `unwind_hooks_synchronize()` waits for.
-pub(crate) struct ReadGuard(core::ffi::c_int);
-
-impl ReadGuard {
-    pub(crate) fn new() -> Self {
-        // SAFETY: Entering an SRCU read side is allowed in any context that
-        // may run callbacks; `Drop` leaves it.
-        Self(unsafe { bindings::unwind_hooks_read_lock() })
-    }
-}
-
-impl Drop for ReadGuard {
-    fn drop(&mut self) {
-        // SAFETY: `self.0` came from `unwind_hooks_read_lock()`.
-        unsafe { bindings::unwind_hooks_read_unlock(self.0) };
     }
 }

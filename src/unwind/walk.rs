@@ -28,12 +28,12 @@ use kernel::uaccess::UserSlice;
 
 use super::call_site;
 use super::compat;
+use super::ffi;
 use super::regs::{self, UserRegs};
 use super::table::{self, Common, Regs, Row, StepError};
 use super::table_cache::Kind;
 use super::table_find::{Found, MapSet, Memo, Quick};
-use crate::glue::shim;
-use crate::glue::stats::{self, Stat};
+use crate::sys::stats::{self, Stat};
 
 /// Matches `enum unwind_user_type` in `include/linux/unwind_user_types.h`.
 pub(crate) const TYPE_NONE: u32 = 0;
@@ -41,7 +41,7 @@ pub(crate) const TYPE_FP: u32 = 1 << 0;
 pub(crate) const TYPE_COMPAT_FP: u32 = 1 << 1;
 pub(crate) const TYPE_SFRAME: u32 = 1 << 2;
 
-/// Matches `struct unwind_stacktrace` (`glue/shim.c` checks the C side).
+/// Matches `struct unwind_stacktrace` (`api/exports.c` checks the C side).
 #[repr(C)]
 pub(crate) struct UnwindStacktrace {
     pub(crate) nr: u32,
@@ -53,7 +53,7 @@ const _: () = {
     assert!(core::mem::offset_of!(UnwindStacktrace, entries) == 8);
 };
 
-/// Matches `struct unwind_user_state` (`glue/shim.c` checks the C side).
+/// Matches `struct unwind_user_state` (`api/exports.c` checks the C side).
 #[repr(C)]
 pub(crate) struct UnwindUserState {
     pub(crate) ip: usize,
@@ -302,7 +302,7 @@ fn read_frame(fp: usize, compat: bool) -> Result<[usize; 2]> {
     let mut w = [0usize; 2];
     // SAFETY: `w` has room for two words; the helper checks that the range
     // is user memory and never faults.
-    if unsafe { shim::unwind_rs_read_words_nofault(fp, w.as_mut_ptr(), compat) } == 0 {
+    if unsafe { ffi::unwind_rs_read_words_nofault(fp, w.as_mut_ptr(), compat) } == 0 {
         return Ok(w);
     }
     if compat {
@@ -332,7 +332,7 @@ fn read_word(addr: u64) -> Option<u64> {
     let mut w = 0usize;
     // SAFETY: `w` is one writable word; the helper checks that `addr` is
     // user memory and never faults.
-    if unsafe { shim::unwind_rs_read_word_nofault(addr, &mut w) } == 0 {
+    if unsafe { ffi::unwind_rs_read_word_nofault(addr, &mut w) } == 0 {
         return Some(w as u64);
     }
     read_user::<u64>(addr).ok()
@@ -492,7 +492,7 @@ impl UnwindUserState {
         // SAFETY: `w` has room for the two words the helper writes; it
         // checks that the range is user memory and never faults.
         if unsafe {
-            shim::unwind_rs_read_cfa_slots_nofault(cfa as usize, c.fp_slot.into(), w.as_mut_ptr())
+            ffi::unwind_rs_read_cfa_slots_nofault(cfa as usize, c.fp_slot.into(), w.as_mut_ptr())
         } != 0
         {
             return false;
@@ -511,7 +511,7 @@ impl UnwindUserState {
         let Some(rows) = memo.rows() else {
             return (0, false);
         };
-        let mut w = shim::MemoRun {
+        let mut w = ffi::MemoRun {
             ip: self.ip,
             sp: self.sp,
             fp: self.fp,
@@ -526,7 +526,7 @@ impl UnwindUserState {
         // helper writes only those from `w.nr` on, below `w.max`; `w.rows`
         // is the memo's `ROWS_LEN` slots, which the helper only reads and
         // which nothing else writes while `memo` is borrowed.
-        unsafe { shim::unwind_rs_memo_run(&mut w) };
+        unsafe { ffi::unwind_rs_memo_run(&mut w) };
         let steps = (w.nr as usize).clamp(*nr, entries.len()) - *nr;
         *nr += steps;
         self.ip = w.ip;
@@ -537,9 +537,9 @@ impl UnwindUserState {
 
     /// Frame-pointer steps from a 64-bit frame while the IPs stay in
     /// `[lo, hi)`, each new IP stored at `entries[*nr]`: the same steps as
-    /// `step_fp()`, in one user access section (`shim.c`).
+    /// `step_fp()`, in one user access section (`user_loops.c`).
     fn fp_run(&mut self, entries: &mut [usize], nr: &mut usize, lo: usize, hi: usize) -> FpRun {
-        let mut w = shim::FpWalk {
+        let mut w = ffi::FpWalk {
             ip: self.ip,
             sp: self.sp,
             fp: self.fp,
@@ -551,7 +551,7 @@ impl UnwindUserState {
         };
         // SAFETY: `w.entries` has room for `w.max` entries, of which the
         // helper writes only those from `w.nr` on, below `w.max`.
-        let ret = unsafe { shim::unwind_rs_fp_frames(&mut w) };
+        let ret = unsafe { ffi::unwind_rs_fp_frames(&mut w) };
         let steps = (w.nr as usize).min(entries.len()) - *nr;
         *nr += steps;
         self.ip = w.ip;

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The C ABI: `extern "C"` functions with the names and semantics of the
-//! Linux 6.17 `unwind_user.h` and `unwind_deferred.h`.  `shim.c` exports
+//! Linux 6.17 `unwind_user.h` and `unwind_deferred.h`.  `exports.c` exports
 //! them with `EXPORT_SYMBOL_GPL()`.  Each one checks its arguments.
 
 use core::ptr::NonNull;
 use kernel::ffi::{c_int, c_uint};
 use kernel::prelude::*;
 
-use super::shim;
 use crate::deferred::{self, UnwindCallback, UnwindWork};
+use crate::sys::context;
 use crate::task::{cache, Current};
 use crate::unwind::{self, UnwindStacktrace, UnwindUserState, UserRegs};
 
@@ -41,7 +41,7 @@ pub(crate) unsafe extern "C" fn unwind_user(
     if !regs.read() {
         // Rare: no user registers.  A kernel thread or user worker gets an
         // empty trace, as upstream; others only where they may fault.
-        if shim::is_user_task() && !shim::can_fault() {
+        if context::is_user_task() && !context::can_fault() {
             return errno(EINVAL);
         }
         return 0;
@@ -90,7 +90,7 @@ pub(crate) unsafe extern "C" fn unwind_user_next(state: *mut UnwindUserState) ->
     let Some(state) = (unsafe { state.as_mut() }) else {
         return errno(EINVAL);
     };
-    if !shim::can_fault() {
+    if !context::can_fault() {
         state.done = true;
         return errno(EINVAL);
     }

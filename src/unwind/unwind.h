@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * C helpers for the Rust code of unwind_deferred.ko: wrappers around
- * inline functions and macros that bindgen cannot call.
+ * The walk's C helpers (user_loops.c, table_sys.c) and the layouts they
+ * share with Rust, mirrored in src/unwind/ffi.rs (both sides assert the
+ * sizes: src/api/exports.c and ffi.rs).
  */
-#ifndef _UNWIND_RS_SHIM_H
-#define _UNWIND_RS_SHIM_H
+#ifndef _UNWIND_RS_UNWIND_H
+#define _UNWIND_RS_UNWIND_H
 
 #include <linux/types.h>
 
 struct file;
-struct pt_regs;
 struct task_struct;
 
 /* A VMA's range and page offset (unwind_rs_vma_file()). */
@@ -19,7 +19,7 @@ struct unwind_rs_vma {
 	unsigned long pgoff;
 };
 
-/* A file version's identity (unwind_rs_file_id()): the SFrame cache key. */
+/* A file version's identity (unwind_rs_file_id()): the table cache key. */
 struct unwind_rs_file_id {
 	u64 dev;
 	u64 ino;
@@ -45,7 +45,7 @@ struct unwind_rs_mm_key {
 
 /*
  * What a walk starts from (unwind_rs_walk_ctx()): current's user
- * registers, whether SFrame may be used, and the memo's key.
+ * registers, whether unwind tables may be used, and the memo's key.
  */
 struct unwind_rs_walk_ctx {
 	struct task_struct *task;
@@ -57,16 +57,8 @@ struct unwind_rs_walk_ctx {
 	u16 ss;
 	bool compat;
 	bool can_fault;
-	bool sframe;
+	bool tables;
 	bool key_valid;
-};
-
-/* A request's context (unwind_rs_request_begin()). */
-struct unwind_rs_request_ctx {
-	unsigned long flags;
-	bool in_nmi;
-	bool in_hardirq;
-	bool irqs_were_off;
 };
 
 /* A run of frame-pointer steps (unwind_rs_fp_frames()). */
@@ -81,41 +73,18 @@ struct unwind_rs_fp_walk {
 	unsigned int max;
 };
 
-struct pt_regs *unwind_rs_user_regs(void);
 int unwind_rs_read_words_nofault(unsigned long addr, unsigned long *out, bool compat);
 int unwind_rs_read_cfa_slots_nofault(unsigned long cfa, unsigned int fp_slot,
 				     unsigned long *out);
-bool unwind_rs_can_fault(void);
-bool unwind_rs_in_nmi(void);
-bool unwind_rs_in_hardirq(void);
-bool unwind_rs_irqs_disabled(void);
-bool unwind_rs_walk_ctx(struct unwind_rs_walk_ctx *c);
-struct task_struct *unwind_rs_request_begin(struct unwind_rs_request_ctx *c);
-u64 unwind_rs_cookie_count(unsigned int *cpu);
-void unwind_rs_cookie_seed(void);
-void unwind_rs_pagefault_disable(void);
-void unwind_rs_pagefault_enable(void);
-unsigned long unwind_rs_irq_save(void);
-void unwind_rs_irq_restore(unsigned long flags);
-typedef void (*unwind_rs_thread_fn)(struct task_struct *t, void *arg);
-void unwind_rs_walk_threads(unwind_rs_thread_fn fn, void *arg);
-void unwind_rs_debugfs_create(const char *const *names, u64 *values,
-			      unsigned int n, u64 (*pending_unqueued)(void));
-bool unwind_rs_work_queued(struct task_struct *t, struct callback_head *work);
-void unwind_rs_debugfs_remove(void);
 int unwind_rs_read_word_nofault(unsigned long addr, unsigned long *out);
-unsigned int unwind_rs_sframe_cache_kb(void);
-void unwind_rs_saved_maps_link(struct list_head *node);
-void unwind_rs_saved_maps_unlink(struct list_head *node);
-void unwind_rs_saved_maps_claim(struct list_head *out,
-				bool (*claim)(struct list_head *node));
-struct list_head *unwind_rs_list_pop(struct list_head *list);
-void unwind_rs_sframe_lock(void);
-void unwind_rs_sframe_unlock(void);
+int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w);
+bool unwind_rs_walk_ctx(struct unwind_rs_walk_ctx *c);
+unsigned int unwind_rs_table_cache_kb(void);
+void unwind_rs_table_cache_lock(void);
+void unwind_rs_table_cache_unlock(void);
 struct file *unwind_rs_vma_file(unsigned long ip, struct unwind_rs_vma *v);
 void unwind_rs_file_id(struct file *file, struct unwind_rs_file_id *id);
 bool unwind_rs_mm_key(struct unwind_rs_mm_key *k);
-int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w);
 
 /*
  * One slot of a walk's row memo (src/unwind/table_find.rs RowSlot): the
@@ -156,8 +125,4 @@ struct unwind_rs_memo_run {
 
 void unwind_rs_memo_run(struct unwind_rs_memo_run *w);
 
-/* Test builds only (UNWIND_RS_INJECT): src/deferred/inject.rs. */
-void unwind_rs_inject_set(void (*fn)(int step));
-void unwind_rs_inject_fail_queue(void);
-
-#endif /* _UNWIND_RS_SHIM_H */
+#endif /* _UNWIND_RS_UNWIND_H */

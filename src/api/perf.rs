@@ -20,7 +20,7 @@ use crate::deferred::{self, Pin, UnwindWork};
 use crate::unwind::UnwindStacktrace;
 
 extern "C" {
-    // `include/linux/perf_event.h` (patch 0005); `shim.c` checks that the
+    // `include/linux/perf_event.h` (patch 0005); `exports.c` checks that the
     // declaration matches, since the bindings do not include perf_event.h.
     fn perf_callchain_deferred(cookie: u64, ips: *const usize, nr: c_uint) -> c_int;
 }

@@ -7,10 +7,20 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::c_str;
-use kernel::ffi::c_char;
+use kernel::ffi::{c_char, c_uint};
 use kernel::prelude::*;
 
-use super::shim;
+extern "C" {
+    /// The counters' directory: one `u64` file per name, and
+    /// `pending_unqueued`, whose reads call `pending_unqueued`.
+    fn unwind_rs_debugfs_create(
+        names: *const *const c_char,
+        values: *mut u64,
+        n: c_uint,
+        pending_unqueued: unsafe extern "C" fn() -> u64,
+    );
+    fn unwind_rs_debugfs_remove();
+}
 
 /// Declares `Stat` and the debugfs name of each of its events, in step.
 macro_rules! stats {
@@ -101,7 +111,7 @@ impl Debugfs {
         // module, whose file `Drop` removes (waiting for readers) before the
         // module's code goes.
         unsafe {
-            shim::unwind_rs_debugfs_create(
+            unwind_rs_debugfs_create(
                 names.as_ptr(),
                 COUNTERS.as_ptr().cast_mut().cast(),
                 N as u32,
@@ -116,6 +126,6 @@ impl Drop for Debugfs {
     fn drop(&mut self) {
         // SAFETY: The directory was created in `new()`; removal waits for
         // readers of its files.
-        unsafe { shim::unwind_rs_debugfs_remove() };
+        unsafe { unwind_rs_debugfs_remove() };
     }
 }

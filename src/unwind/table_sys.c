@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The system side of the unwind tables (src/unwind/table_find.rs,
+ * table_read.rs, table_cache.rs): where a walk starts and whether it may
+ * use tables, which mapping and file holds an IP, a file version's
+ * identity, the version of an address space's mappings, and the table
+ * cache's lock and size.
+ */
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/mmap_lock.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+
+#include "../sys/sys.h"
+#include "unwind.h"
+
+
+/* One cap, two names: sframe_cache_kb is the name before .eh_frame. */
+static unsigned int table_cache_kb = 4096;
+module_param(table_cache_kb, uint, 0644);
+MODULE_PARM_DESC(table_cache_kb,
+		 "memory for compiled unwind tables in KiB (0: frame pointers only)");
+module_param_named(sframe_cache_kb, table_cache_kb, uint, 0644);
+MODULE_PARM_DESC(sframe_cache_kb, "old name of table_cache_kb");
+
+unsigned int unwind_rs_table_cache_kb(void)
+{
+	return READ_ONCE(table_cache_kb);
+}
+
+/*
+ * Everything a walk of current's user stack starts from, in one call
+ * (each would be a call of its own from Rust): false without user
+ * registers (@c untouched).  Tables need faults allowed and the cache
+ * on; the memo's key only matters then.
+ */
+bool unwind_rs_walk_ctx(struct unwind_rs_walk_ctx *c)
+{
+	struct pt_regs *regs = unwind_rs_user_regs();
+
+	if (!regs)
+		return false;
+	c->task = current;
+	c->ip = regs->ip;
+	c->sp = regs->sp;
+	c->bp = regs->bp;
+	c->cs = regs->cs;
+	c->ss = regs->ss;
+	c->compat = !user_64bit_mode(regs);
+	c->can_fault = unwind_rs_can_fault();
+	c->tables = c->can_fault && unwind_rs_table_cache_kb();
+	c->key_valid = c->tables && unwind_rs_mm_key(&c->key);
+	return true;
+}
+
+/* The cache's lock: a mutex, as misses read files with it dropped. */
+static DEFINE_MUTEX(unwind_rs_table_cache_mutex);
+
+void unwind_rs_table_cache_lock(void)
+{
+	mutex_lock(&unwind_rs_table_cache_mutex);
+}
+
+void unwind_rs_table_cache_unlock(void)
+{
+	mutex_unlock(&unwind_rs_table_cache_mutex);
+}
+
+/*
+ * The VMA of current that holds @ip: its range and page offset in @v, and
+ * a reference to its file if it is an executable mapping of a regular
+ * file (the caller fput()s it).  NULL with an empty range when @ip is unmapped.
+ * mmap_read_lock() and vma_lookup() are inline; the lock is held only
+ * here, never while user memory or the file is read.
+ */
+struct file *unwind_rs_vma_file(unsigned long ip, struct unwind_rs_vma *v)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	struct file *file = NULL;
+
+	v->start = 0;
+	v->end = 0;
+	v->pgoff = 0;
+	if (!mm)
+		return NULL;
+	mmap_read_lock(mm);
+	vma = vma_lookup(mm, ip);
+	if (vma) {
+		v->start = vma->vm_start;
+		v->end = vma->vm_end;
+		v->pgoff = vma->vm_pgoff;
+		/* Regular files only: reading a device has side effects. */
+		if (vma->vm_file && (vma->vm_flags & VM_EXEC) &&
+		    S_ISREG(file_inode(vma->vm_file)->i_mode))
+			file = get_file(vma->vm_file);
+	}
+	mmap_read_unlock(mm);
+	return file;
+}
+
+/*
+ * What tells one version of a file from any other: the inode (device,
+ * number, generation) and what any write or truncation changes (ctime,
+ * mtime, size).  file_inode() and the time accessors are inline.
+ */
+void unwind_rs_file_id(struct file *file, struct unwind_rs_file_id *id)
+{
+	struct inode *inode = file_inode(file);
+	struct timespec64 c = inode_get_ctime(inode);
+	struct timespec64 m = inode_get_mtime(inode);
+
+	id->dev = inode->i_sb->s_dev;
+	id->ino = inode->i_ino;
+	id->size = i_size_read(inode);
+	id->ctime_sec = c.tv_sec;
+	id->mtime_sec = m.tv_sec;
+	id->ctime_nsec = c.tv_nsec;
+	id->mtime_nsec = m.tv_nsec;
+	id->generation = inode->i_generation;
+	id->pad = 0;
+}
+
+/*
+ * current's address space and the version of its mappings, for the memo of
+ * mappings the unwinders keep between walks.  mm_lock_seq is odd while
+ * mmap_lock is write-locked and moves on at every write unlock, so two
+ * equal even values mean no mapping changed in between; self_exec_id
+ * tells a new mm at a recycled address (exec) from the old one.  False
+ * (no key, no memo) while a writer holds the lock, and without per-VMA
+ * locks, which is what maintains the sequence.
+ */
+bool unwind_rs_mm_key(struct unwind_rs_mm_key *k)
+{
+#ifdef CONFIG_PER_VMA_LOCK
+	struct mm_struct *mm = current->mm;
+	unsigned int seq;
+
+	if (!mm)
+		return false;
+	seq = raw_read_seqcount(&mm->mm_lock_seq);
+	if (seq & 1)
+		return false;
+	k->mm = (unsigned long)mm;
+	k->exec_id = current->self_exec_id;
+	k->seq = seq;
+	k->pad = 0;
+	return true;
+#else
+	return false;
+#endif
+}
