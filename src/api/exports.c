@@ -34,8 +34,6 @@ static_assert(sizeof(struct unwind_rs_vma) == 24 &&
 	      offsetof(struct unwind_rs_file_id, generation) == 48 &&
 	      sizeof(struct unwind_rs_mm_key) == 24 &&
 	      sizeof(struct unwind_rs_fp_walk) == 56 &&
-	      sizeof(struct unwind_rs_row_slot) == 16 &&
-	      offsetof(struct unwind_rs_row_slot, common) == 12 &&
 	      sizeof(struct unwind_rs_memo_run) == 56 &&
 	      offsetof(struct unwind_rs_memo_run, nr) == 40 &&
 	      offsetof(struct unwind_rs_memo_run, done) == 52 &&

@@ -43,7 +43,8 @@ use kernel::sync::Arc;
 use super::elf::PAGE_SIZE;
 use super::ffi::{self, MmKey, VmaInfo};
 use super::regs::UserRegs;
-use super::table::{Common, Row};
+use super::table::{row_hash, Common, Row, RowSlot, ROW_SLOTS};
+use super::table::{SLOT_FALLBACK, SLOT_OUTERMOST, SLOT_STARTS};
 use super::table_cache::{self as cache, Entry, Kind, Tables};
 use super::table_read::{entry_of, FileRef};
 use crate::sys::context;
@@ -53,46 +54,38 @@ use crate::sys::stats::{self, Stat};
 const USER_END: usize = 1 << 57;
 /// Mappings remembered per walk (program, a few libraries, the vDSO).
 const MEMO_LEN: usize = 8;
-/// Rows remembered per walk, direct mapped by PC: deep stacks repeat
-/// return addresses (recursion, interpreters), and a repeated one then
-/// costs no table search.
-const ROWS_LEN: usize = 32;
+/// Rows remembered per walk, direct mapped by PC ([`row_hash`]): deep
+/// stacks repeat return addresses (recursion, interpreters), and a
+/// repeated one then costs no table search.
+const ROWS_LEN: usize = ROW_SLOTS;
 
-/// A remembered row: the PC looked up (0: none), the slot of its
-/// mapping in [`MapSet::maps`], the row's index in that mapping's table
-/// and, if the row has the [`Common`] form, that form packed: a frame
-/// whose row the memo holds in that form is stepped without the table.
-/// It holds no reference: a slot's mapping is replaced only with the
-/// rows that name it forgotten ([`Memo::forget`]), and a shell's tables
-/// never change (they are only taken away, and a file's rows are the
-/// same when its tables are read again).
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(crate) struct RowSlot {
-    pc: usize,
-    map: u8,
-    /// Bit 0: the entry's table (0) or its fallback (1); bit 1: an entry
-    /// of the table starts at `pc` (the rules change there); bit 2: the
-    /// row marks the outermost frame (RA undefined).
-    flags: u8,
-    index: u16,
-    /// `Common::pack()`, tagged with "from `.eh_frame`"; 0: not common.
-    common: u32,
-}
-
-// `struct unwind_rs_row_slot` in `unwind.h`, which `api/exports.c` checks too.
-const _: () = {
-    assert!(core::mem::size_of::<RowSlot>() == 16);
-    assert!(core::mem::offset_of!(RowSlot, common) == 12);
-    assert!(ROWS_LEN == 32);
-};
-
+// A remembered row ([`RowSlot`], declared in `row_slot.h`): the PC looked
+// up (0: none), the slot of its mapping in [`MapSet::maps`], the row's
+// index in that mapping's table, flags (`SLOT_*`) and, if the row has the
+// [`Common`] form, that form packed: a frame whose row the memo holds in
+// that form is stepped without the table.  It holds no reference: a
+// slot's mapping is replaced only with the rows that name it forgotten
+// ([`Memo::forget`]), and a shell's tables never change (they are only
+// taken away, and a file's rows are the same when its tables are read
+// again).
 impl RowSlot {
     /// The common form this slot keeps, and its format.
     #[inline(always)]
     fn common(&self) -> Option<(Common, Kind)> {
         let (c, eh) = Common::unpack(self.common)?;
         Some((c, if eh { Kind::EhFrame } else { Kind::Sframe }))
+    }
+
+    /// Whether this slot holds the row of `pc`.
+    #[inline(always)]
+    fn holds(&self, pc: usize) -> bool {
+        self.pc == pc as u64 && pc != 0
+    }
+
+    /// Whether an entry of the table starts at the slot's PC.
+    #[inline(always)]
+    fn starts(&self) -> bool {
+        self.flags & SLOT_STARTS != 0
     }
 }
 
@@ -103,12 +96,6 @@ const NO_ROW_SLOT: RowSlot = RowSlot {
     index: 0,
     common: 0,
 };
-
-/// The row memo's slot for `pc`.
-#[inline(always)]
-fn row_hash(pc: usize) -> usize {
-    (pc ^ (pc >> 5) ^ (pc >> 10)) % ROWS_LEN
-}
 
 /// A row the memo holds in a form that needs no table.
 #[derive(Clone, Copy)]
@@ -426,12 +413,12 @@ impl<'a> Memo<'a> {
     /// tables nor pins.
     #[inline(always)]
     pub(crate) fn quick(&self, pc: usize) -> Option<(Quick, bool)> {
-        let r = &self.set.rows[row_hash(pc)];
-        if r.pc != pc || pc == 0 || !self.enabled {
+        let r = &self.set.rows[row_hash(pc as u64)];
+        if !r.holds(pc) || !self.enabled {
             return None;
         }
-        let starts = r.flags & 2 != 0;
-        if r.flags & 4 != 0 {
+        let starts = r.starts();
+        if r.flags & SLOT_OUTERMOST != 0 {
             return Some((Quick::End, starts));
         }
         let (c, kind) = r.common()?;
@@ -456,10 +443,10 @@ impl<'a> Memo<'a> {
         if !self.enabled {
             return None;
         }
-        let h = row_hash(pc);
+        let h = row_hash(pc as u64);
         let r = self.set.rows[h];
-        if r.pc == pc && pc != 0 {
-            let starts = r.flags & 2 != 0;
+        if r.holds(pc) {
+            let starts = r.starts();
             if let Some((c, kind)) = r.common() {
                 return Some((Some(Found::Common(c, kind)), starts));
             }
@@ -468,7 +455,7 @@ impl<'a> Memo<'a> {
             if self.pinned(r.map as usize) {
                 if let Some(v) = self.view(r.map as usize) {
                     let found = v
-                        .row(r.flags & 1, r.index)
+                        .row((r.flags & SLOT_FALLBACK != 0) as u8, r.index)
                         .map(|(row, k)| Found::Row(row, k));
                     return Some((found, starts));
                 }
@@ -484,9 +471,11 @@ impl<'a> Memo<'a> {
         let common = Common::of(&row);
         if !(topmost && self.set.rows[h].pc != 0) {
             self.set.rows[h] = RowSlot {
-                pc,
+                pc: pc as u64,
                 map: i as u8,
-                flags: which | (starts as u8) << 1 | (row.ra.is_none() as u8) << 2,
+                flags: if which != 0 { SLOT_FALLBACK } else { 0 }
+                    | if starts { SLOT_STARTS } else { 0 }
+                    | if row.ra.is_none() { SLOT_OUTERMOST } else { 0 },
                 index,
                 common: common.map_or(0, |c| c.pack(kind == Kind::EhFrame)),
             };

@@ -9,6 +9,8 @@
 
 #include <linux/types.h>
 
+#include "row_slot.h"
+
 struct file;
 struct task_struct;
 
@@ -87,29 +89,11 @@ void unwind_rs_file_id(struct file *file, struct unwind_rs_file_id *id);
 bool unwind_rs_mm_key(struct unwind_rs_mm_key *k);
 
 /*
- * One slot of a walk's row memo (src/unwind/table_find.rs RowSlot): the
- * PC looked up, its mapping's slot, flags (bit 2: the outermost frame)
- * and, if the row has the common form, that form packed
- * (src/unwind/table/common.rs Common::pack(): bit 0 valid, bit 1 CFA
- * from FP, bit 2 from .eh_frame, bits 3-6 the slot of the saved FP, bits
- * 7-31 the CFA offset).
- */
-struct unwind_rs_row_slot {
-	unsigned long pc;
-	unsigned char map;
-	unsigned char flags;
-	unsigned short index;
-	unsigned int common;
-};
-
-#define UNWIND_RS_ROW_SLOTS 32
-
-/*
  * A run of table steps through the frames whose rows a walk's memo holds
  * in the common form (unwind_rs_memo_run()): @rows is the memo's
- * UNWIND_RS_ROW_SLOTS slots.  Out: the state at the first frame it could
- * not step, @nr, @eh (frames stepped with .eh_frame rows) and @done (the
- * outermost frame was reached).
+ * UNWIND_RS_ROW_SLOTS slots (row_slot.h).  Out: the state at the first
+ * frame it could not step, @nr, @eh (frames stepped with .eh_frame rows)
+ * and @done (the outermost frame was reached).
  */
 struct unwind_rs_memo_run {
 	unsigned long ip;

@@ -74,39 +74,6 @@ fail:
 }
 
 /*
- * The CFA of a frame at @sp, @fp by the rule (@off, @cfa_fp), or 0 where
- * it fails table::step()'s checks: no overflow, above SP, 8-byte aligned
- * (and room for the slots below it, as Common::cfa()).  The rule comes in
- * registers: read through the struct it would be reloaded after every
- * store.
- */
-static __always_inline unsigned long
-unwind_rs_common_cfa(long off, bool cfa_fp, unsigned long sp, unsigned long fp)
-{
-	unsigned long base = cfa_fp ? fp : sp, cfa = base + off;
-
-	if ((off >= 0 ? cfa < base : cfa > base) || cfa <= sp ||
-	    (cfa & 7) || cfa < 8 * 16)
-		return 0;
-	return cfa;
-}
-
-/* The memo's slot of @pc: src/unwind/table_find.rs row_hash(). */
-static __always_inline unsigned int unwind_rs_row_hash(unsigned long pc)
-{
-	return (pc ^ (pc >> 5) ^ (pc >> 10)) % UNWIND_RS_ROW_SLOTS;
-}
-
-/* A row of the common form, unpacked from a memo slot. */
-struct unwind_rs_common {
-	long off;
-	unsigned long span;	/* the slots' span below the CFA */
-	unsigned int fp_slot;
-	unsigned int tag;	/* from .eh_frame */
-	bool cfa_fp;
-};
-
-/*
  * The memo's row for @pc in the common form into @c: false if the memo
  * does not hold it in that form, or holds the outermost frame's (@w->done).
  */
@@ -115,22 +82,14 @@ static __always_inline bool unwind_rs_memo_row(struct unwind_rs_memo_run *w,
 					       struct unwind_rs_common *c)
 {
 	const struct unwind_rs_row_slot *r = &w->rows[unwind_rs_row_hash(pc)];
-	unsigned int p = r->common;
 
 	if (r->pc != pc || !pc)
 		return false;
-	if (r->flags & 4) {
+	if (r->flags & UNWIND_RS_SLOT_OUTERMOST) {
 		w->done = true;
 		return false;
 	}
-	if (!(p & 1))
-		return false;
-	c->cfa_fp = p & 2;
-	c->tag = (p >> 2) & 1;
-	c->fp_slot = (p >> 3) & 15;
-	c->off = (int)p >> 7;
-	c->span = 8 * (c->fp_slot ?: 1);
-	return true;
+	return unwind_rs_common_unpack(r->common, c);
 }
 
 /*
@@ -188,7 +147,7 @@ void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 			if (!cfa || !access_ok((void __user *)(cfa - c.span), c.span))
 				goto stop;
 		}
-		if (c.tag)
+		if (c.eh)
 			eh += out - seg;
 		if (out == end || !unwind_rs_memo_row(w, ip - 1, &c))
 			break;
@@ -199,7 +158,7 @@ void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 	goto done;
 fault:	/* The state stays at the last frame stepped. */
 stop:
-	if (c.tag)
+	if (c.eh)
 		eh += out - seg;
 done:
 	user_read_access_end();

@@ -5,6 +5,8 @@
 //! packs into 32 bits, so that a walk's row memo can keep it and step a
 //! remembered frame without looking at the table again.  Pure `core`.
 
+use super::layout::{CFA_MIN, COMMON_CFA_FP, COMMON_EH, COMMON_FP_SLOT_MASK};
+use super::layout::{COMMON_FP_SLOT_SHIFT, COMMON_OFF_SHIFT, COMMON_VALID};
 use super::row::{CfaRule, Reg, Row, Rule};
 use super::step::Regs;
 
@@ -26,9 +28,9 @@ pub struct Common {
 }
 
 /// The bits of a packed [`Common`] below its offset.
-const PACK_SHIFT: u32 = 7;
-/// The largest `fp_slot` (4 bits).
-const MAX_FP_SLOT: i32 = 15;
+const PACK_SHIFT: u32 = COMMON_OFF_SHIFT;
+/// The largest `fp_slot`.
+const MAX_FP_SLOT: i32 = COMMON_FP_SLOT_MASK as i32;
 
 impl Common {
     /// `row`'s common form, if it has one (and its offset packs).
@@ -82,7 +84,7 @@ impl Common {
     pub fn cfa(self, sp: u64, fp: u64) -> Option<u64> {
         let base = if self.cfa_fp { fp } else { sp };
         let cfa = base.checked_add_signed(self.off as i64)?;
-        (cfa > sp && cfa % 8 == 0 && cfa >= 8 * 16).then_some(cfa)
+        (cfa > sp && cfa % 8 == 0 && cfa >= CFA_MIN).then_some(cfa)
     }
 
     /// The caller's registers from this frame's, the return address and
@@ -100,23 +102,24 @@ impl Common {
     /// 32 bits, never 0, with `tag` (one bit of the caller's) kept too.
     #[inline]
     pub fn pack(self, tag: bool) -> u32 {
-        1 | (self.cfa_fp as u32) << 1
-            | (tag as u32) << 2
-            | (self.fp_slot as u32 & 15) << 3
+        COMMON_VALID
+            | if self.cfa_fp { COMMON_CFA_FP } else { 0 }
+            | if tag { COMMON_EH } else { 0 }
+            | (self.fp_slot as u32 & COMMON_FP_SLOT_MASK) << COMMON_FP_SLOT_SHIFT
             | (self.off as u32) << PACK_SHIFT
     }
 
     /// The form and tag `pack()` made `p` from; `None` for 0.
     #[inline]
     pub fn unpack(p: u32) -> Option<(Self, bool)> {
-        if p & 1 == 0 {
+        if p & COMMON_VALID == 0 {
             return None;
         }
         let c = Self {
-            cfa_fp: p & 2 != 0,
+            cfa_fp: p & COMMON_CFA_FP != 0,
             off: (p as i32) >> PACK_SHIFT,
-            fp_slot: (p >> 3 & 15) as u8,
+            fp_slot: (p >> COMMON_FP_SLOT_SHIFT & COMMON_FP_SLOT_MASK) as u8,
         };
-        Some((c, p & 4 != 0))
+        Some((c, p & COMMON_EH != 0))
     }
 }

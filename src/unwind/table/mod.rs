@@ -13,7 +13,9 @@
 //!   binary search, no scan;
 //! - `step.rs`: one unwind step with a row;
 //! - `common.rs`: [`Common`], the form of nearly every row, stepped with
-//!   one read and packed in 32 bits for a walk's row memo.
+//!   one read and packed in 32 bits for a walk's row memo;
+//! - `layout.rs`: what C and Rust share of that memo and form, declared
+//!   once in `src/unwind/row_slot.h` and taken through bindgen.
 //!
 //! Pure `core`: the storage is a trait ([`Storage`]), the kernel's kept
 //! in `KVVec`s, the host tests' in `Vec`s; `tests/host/` compiles these
@@ -21,6 +23,7 @@
 
 mod build;
 mod common;
+mod layout;
 mod row;
 mod step;
 #[allow(clippy::module_inception)]
@@ -28,6 +31,7 @@ mod table;
 
 pub use build::{BuildError, Builder, Storage, DEDUP_SLOTS};
 pub use common::Common;
+pub use layout::{row_hash, RowSlot, ROW_SLOTS, SLOT_FALLBACK, SLOT_OUTERMOST, SLOT_STARTS};
 pub use row::{CfaRule, Reg, Row, Rule};
 pub use step::{step, step_with, Regs};
 pub use table::Table;
@@ -35,6 +39,10 @@ pub use table::Table;
 // What the host tests inspect; the module does not name these.
 #[allow(unused_imports)]
 pub use build::MAX_ROWS;
+#[allow(unused_imports)]
+pub use layout::{CFA_MIN, COMMON_CFA_FP, COMMON_EH, COMMON_FP_SLOT_MASK, COMMON_FP_SLOT_SHIFT};
+#[allow(unused_imports)]
+pub use layout::{COMMON_OFF_SHIFT, COMMON_VALID};
 #[allow(unused_imports)]
 pub use step::StepError;
 #[allow(unused_imports)]
