@@ -52,43 +52,102 @@ enum {
 #define UNWIND_MAX_ENTRIES \
 	((SZ_4K - sizeof(struct unwind_cache)) / sizeof(long))
 
-/*
- * Unwind current's user stack, or return the trace already taken in
- * this kernel entry.  trace->entries points into the task's cache and
- * stays valid until the task returns to user space.  Task context only.
- * Returns 0, -EINVAL (NULL trace, kernel thread, no user regs or a
- * context that may not fault) or -ENOMEM.
+/**
+ * unwind_user_faultable - the user stack trace of current's kernel entry
+ * @trace: filled with the trace: @trace->entries points into the task's
+ *	   cache and stays valid until the task returns to user space
+ *
+ * Walks current's user stack, or returns the trace already taken in this
+ * kernel entry (by this call or by the deferred requests' task work).
+ * The walk may fault user pages in, take current's mmap lock and read
+ * the unwind tables of the mapped files.
+ *
+ * Context: task context where page faults are allowed: not with
+ * preemption, page faults or interrupts disabled, not inside an RCU
+ * read-side section, not with current's mmap lock held.
+ *
+ * Return: 0 on success.
+ *	   -EINVAL for a NULL @trace, a kernel thread or user worker, a task
+ *	   without user registers or a context that may not fault.
+ *	   -ENOMEM if the task's cache cannot be allocated.
+ *	   -EBUSY if called from inside a walk of the same task (a fault
+ *	   taken by that walk).
  */
 int unwind_user_faultable(struct unwind_stacktrace *trace);
 
-/*
- * Take a free bit for @work.  Returns 0, -EINVAL for a NULL work or
- * func, -EBUSY when @work is already registered or no bit is left.
- * A registered work pins unwind_deferred.ko until it is cancelled.
+/**
+ * unwind_deferred_init - register a consumer of deferred user stacks
+ * @work: the consumer's descriptor; must stay valid until
+ *	  unwind_deferred_cancel() for it has returned
+ * @func: the callback, called in task context with the trace and the
+ *	  cookie of each kernel entry in which @work requested
+ *
+ * Takes a free bit of the per-task request mask for @work.  A registered
+ * work pins unwind_deferred.ko until it is cancelled.
+ *
+ * Context: any; does not sleep.
+ *
+ * Return: 0 on success.
+ *	   -EINVAL for a NULL @work or @func.
+ *	   -EBUSY if @work is already registered or no bit is left.
  */
 int unwind_deferred_init(struct unwind_work *work, unwind_callback_t func);
 
-/*
- * Ask for current's user stack before it returns to user space.  NMI
- * safe.  *cookie gets the cookie of this kernel entry (0 on error).
- * Returns 0 when the work was queued, 1 when it was already queued or
- * done for this entry, -EINVAL for a NULL argument, a work that is not
- * registered (or was cancelled), a kernel thread, an exiting task or a
- * task without user registers.
+/**
+ * unwind_deferred_request - ask for current's user stack before it
+ *			     returns to user space
+ * @work: a work registered with unwind_deferred_init()
+ * @cookie: gets the cookie of current's kernel entry, the same for every
+ *	    caller in this entry; 0 on error
+ *
+ * The first request of a kernel entry queues the task work, which walks
+ * the user stack once, just before the task returns to user space, and
+ * calls every work that requested in this entry, each once, with the
+ * same trace and @cookie.  Lock-free and allocation-free.
+ *
+ * Context: any context of a user task: task, IRQ or NMI, interrupts on
+ * or off.
+ *
+ * Return: 0 if the callback was queued.
+ *	   1 if @work had already requested in this kernel entry (its
+ *	   callback is queued, running or done).
+ *	   -EINVAL for a NULL @work or @cookie, a work that is not
+ *	   registered (or was cancelled), a kernel thread or user worker, an
+ *	   exiting task or a task without user registers.
+ *	   The error of task_work_add() (-ESRCH) if the task exits before
+ *	   its task work could be queued.
  */
 int unwind_deferred_request(struct unwind_work *work, u64 *cookie);
 
-/*
- * Remove @work: waits for running callbacks and clears its bit in every
- * task, so no callback for it runs after this returns.  May sleep.
- * A NULL or unregistered work is ignored.
+/**
+ * unwind_deferred_cancel - unregister a consumer of deferred user stacks
+ * @work: a work registered with unwind_deferred_init(); a NULL or
+ *	  unregistered work is ignored
+ *
+ * Waits for requests in flight and running callbacks, then clears the
+ * work's bit in every task: no callback for @work runs after this
+ * returns, and its bit may be given to another work.  Drops the module
+ * reference unwind_deferred_init() took.
+ *
+ * Context: process context; may sleep.  Not from one of the callbacks
+ * (it waits for them).
  */
 void unwind_deferred_cancel(struct unwind_work *work);
 
-/*
- * The cookie of current's kernel entry: non-zero, unique system-wide,
- * the same for every caller until the task returns to user space.
- * NMI safe.  0 for a kernel thread.
+/**
+ * unwind_user_get_cookie - the cookie of current's kernel entry
+ *
+ * The cookie is non-zero, unique system-wide, and the same for every
+ * caller until the task returns to user space; it is the one that
+ * unwind_deferred_request() hands out in this entry.  Called from an NMI
+ * or from task context with interrupts off, it may make the task
+ * re-enter the kernel before it runs a user instruction (as a request
+ * from there does), so that the cookie stays this entry's.
+ *
+ * Context: any context (NMI safe).
+ *
+ * Return: the cookie, or 0 for a kernel thread or user worker, or when
+ * the re-entry cannot be queued (an exiting task).
  */
 u64 unwind_user_get_cookie(void);
 

@@ -19,6 +19,8 @@ done
 echo "UT-COUNTERS walks=$(stat walks) callbacks=$(stat callbacks) queued=$(stat queued)"
 
 # Debian's own perf 7.3 and trace-cmd 3.3, unmodified, on this kernel.
+# Every perf script stack below goes through cut_stacks (lib.sh): a stack
+# longer than 40 frames shows its first 8 and how many more.
 out() {
 	sed 's/^/UT-OUT /'
 }
@@ -32,14 +34,14 @@ if [ -x /usr/bin/perf ]; then
 	echo '$ perf script --no-merge-callchains    # a sample in the kernel, its user part deferred:' | out
 	awk 'BEGIN { RS = ""; ORS = "\n\n" } /\(cookie\)/ && /sys_getppid/ { print; exit }' \
 		/tmp/demo.raw >/tmp/demo.one
-	out </tmp/demo.one
+	cut_stacks </tmp/demo.one | out
 	cookie=$(awk '/\(cookie\)/ { print $1; exit }' /tmp/demo.one)
 	echo '# ... and the record with its user stack, written before the return to user space:' | out
 	awk -v c="[cookie: $cookie]" 'BEGIN { RS = ""; ORS = "\n\n" } index($0, c) { print; exit }' \
-		/tmp/demo.raw | out
+		/tmp/demo.raw | cut_stacks | out
 	echo '$ perf script                          # perf merges them by cookie:' | out
 	perf script -i /tmp/demo.data --no-inline -F comm,tid,time,ip,sym,dso 2>/dev/null |
-		awk 'BEGIN { RS = ""; ORS = "\n\n" } /sys_getppid/ && /leaf/ { print; exit }' | out
+		awk 'BEGIN { RS = ""; ORS = "\n\n" } /sys_getppid/ && /leaf/ { print; exit }' | cut_stacks | out
 	echo '$ perf report --stdio -g --no-children' | out
 	perf report -i /tmp/demo.data --stdio -g --no-children --no-inline --comms perf_work64 \
 		2>/dev/null | grep -v '^#' | grep -v '^$' | head -24 | out
@@ -59,7 +61,7 @@ if [ -x /usr/bin/perf ] && [ -x $SFP ]; then
 			-- $SFP spin 6 20000000 >/dev/null 2>&1
 		echo '$ perf script    # a sample in the leaf:' | out
 		perf script -i /tmp/sf.data --no-inline -F comm,tid,ip,sym 2>/dev/null |
-			awk 'BEGIN { RS = ""; ORS = "\n\n" } / leaf/ { print; exit }' | out
+			awk 'BEGIN { RS = ""; ORS = "\n\n" } / leaf/ { print; exit }' | cut_stacks | out
 		rm -f /tmp/sf.data
 	done
 fi
@@ -82,7 +84,7 @@ if [ -x /usr/bin/perf ] && [ -x /usr/bin/perl ]; then
 		perf script -i /tmp/eh.data --no-inline -F comm,tid,ip,sym,dso 2>/dev/null |
 			awk 'BEGIN { RS = ""; ORS = "\n\n"; FS = "\n" }
 			{ u = 0; for (i = 2; i <= NF; i++) if ($i !~ /^[ \t]*ffff/) u++ }
-			u > best { best = u; s = $0 } END { print s }' | out
+			u > best { best = u; s = $0 } END { print s }' | cut_stacks | out
 		rm -f /tmp/eh.data
 	done
 fi

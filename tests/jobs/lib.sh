@@ -39,6 +39,44 @@ expect_ge() {
 	fi
 }
 
+# cut_stacks [MAX [KEEP]]: perf script's output from stdin to stdout, each
+# sample's stack longer than MAX frames (default 40) cut to its first KEEP
+# (default 8) and one line "... N more frames".  A sample is a line that
+# does not start with white space (its header) and the indented lines
+# after it (its frames), up to a blank line or the next header.  The demo
+# passes every perf script stack through it, so that perf's garbage fp
+# walk of Debian's perl (about 130 "0 [unknown]" frames) takes one screen.
+# Why 40: well above the real stacks the demo shows (perf_work64 and
+# sfchain at depth 6, perl's, whose Perl-level recursion does not recurse
+# in C: 9 user frames on average in the README's table; plus a kernel
+# part), so fp, fp,defer and dwarf stay whole and comparable and only
+# garbage is cut; a real deep stack (bash's recursion: 105) would be cut
+# too, with its count.  POSIX awk only (busybox's); run on the host by
+# tests/host/test_cut_stacks.py.
+cut_stacks() {
+	awk -v max="${1:-40}" -v keep="${2:-8}" '
+	function flush(   i, m) {
+		m = n > max ? keep : n
+		for (i = 1; i <= m; i++)
+			print f[i]
+		if (n > m)
+			printf "%s... %d more frames\n", ind, n - m
+		n = 0
+	}
+	BEGIN { max += 0; keep += 0; n = 0 }
+	/^[ \t]*$/ { flush(); print; next }
+	/^[ \t]/ {
+		f[++n] = $0
+		if (n == 1) {
+			ind = $0
+			sub(/[^ \t].*$/, "", ind)
+		}
+		next
+	}
+	{ flush(); print }
+	END { flush() }'
+}
+
 # --- KTAP ---------------------------------------------------------------
 
 T_NAMES=""
