@@ -67,7 +67,7 @@ pub enum Step {
 }
 
 /// Every step, for tests that visit them all.
-#[allow(dead_code)]
+#[cfg(test)]
 pub const STEPS: [Step; 11] = [
     Step::CookieRead,
     Step::MaskRead,

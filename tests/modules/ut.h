@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Internals of unwind_test.ko. */
-#ifndef _UT_H
-#define _UT_H
+#ifndef _UT_MODULES_H
+#define _UT_MODULES_H
 
 #include <linux/unwind_deferred.h>
 #include "unwind_test_uapi.h"
@@ -19,4 +19,4 @@ void ut_stress_callback(struct unwind_work *work, u64 cookie);
 int ut_syscall_init(void);
 void ut_syscall_exit(void);
 
-#endif /* _UT_H */
+#endif /* _UT_MODULES_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Helpers shared by the user test programs (64-bit and -m32). */
-#ifndef _UT_H
-#define _UT_H
+#ifndef _UT_USER_H
+#define _UT_USER_H
 
 #include <errno.h>
 #include <fcntl.h>
@@ -86,4 +86,4 @@ static inline unsigned long long ut_rand(void)
 	return ut_rng_state * 2685821657736338717ull;
 }
 
-#endif /* _UT_H */
+#endif /* _UT_USER_H */

@@ -67,13 +67,13 @@ pub use scan::{count_fdes, synth_hdr, SYNTH_HEAD_LEN};
 
 // The rest of the API: what callers may name (the types of the results)
 // and what the host tests inspect.
-#[allow(unused_imports)]
+#[cfg(test)]
 pub use cfa::MAX_STACK;
-#[allow(unused_imports)]
+#[cfg(test)]
 pub use cie::MAX_CIE_INSNS;
-#[allow(unused_imports)]
+#[cfg(test)]
 pub use compile::{Stats, MAX_PLT_BLOCKS, MAX_PLT_BLOCKS_TOTAL, WORK_BASE, WORK_PER_BYTE};
-#[allow(unused_imports)]
+#[cfg(test)]
 pub use error::EhError;
-#[allow(unused_imports)]
+#[cfg(test)]
 pub use hdr::HdrInfo;

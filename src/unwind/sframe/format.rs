@@ -434,13 +434,13 @@ impl Fre {
     }
 
     /// The number of data words (for the host tests).
-    #[allow(dead_code)]
+    #[cfg(test)]
     pub const fn count(&self) -> u8 {
         self.count
     }
 
     /// The data-word size in bytes (for the host tests).
-    #[allow(dead_code)]
+    #[cfg(test)]
     pub const fn word_len(&self) -> u8 {
         self.word_len
     }

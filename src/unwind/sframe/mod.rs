@@ -25,7 +25,7 @@ mod error;
 mod format;
 // The reference lookup, which the host tests check compiled tables
 // against; the module looks rows up in compiled tables only.
-#[allow(dead_code)]
+#[cfg(test)]
 mod lookup;
 mod section;
 mod validate;
@@ -34,15 +34,15 @@ pub use compile::compile;
 pub use format::{section_len, HEADER_LEN};
 pub use section::Section;
 
-// The rest of the API is what the host tests inspect; the module does not
-// name these types.
-#[allow(unused_imports)]
+// The rest of the API is what the host tests inspect (built with
+// `rustc --test`); the module does not name these.
+#[cfg(test)]
 pub use compile::{CompileError, MAX_PCMASK_BLOCKS};
-#[allow(unused_imports)]
+#[cfg(test)]
 pub use error::SframeError;
-#[allow(unused_imports)]
+#[cfg(test)]
 pub use format::{Fde, FreType, Header, Version};
-#[allow(unused_imports)]
+#[cfg(test)]
 pub use lookup::Work;
-#[allow(unused_imports)]
+#[cfg(test)]
 pub use validate::{validate, MAX_FRES_PER_FDE};

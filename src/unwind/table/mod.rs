@@ -33,17 +33,17 @@ pub use build::{BuildError, Builder, Storage, DEDUP_SLOTS};
 pub use common::Common;
 pub use layout::{row_hash, RowSlot, ROW_SLOTS, SLOT_FALLBACK, SLOT_OUTERMOST, SLOT_STARTS};
 pub use row::{CfaRule, Reg, Row, Rule};
-pub use step::{step, step_with, Regs};
+pub use step::{step, step_with, Regs, StepError};
 pub use table::Table;
 
-// What the host tests inspect; the module does not name these.
-#[allow(unused_imports)]
+// What the host tests inspect (built with `rustc --test`); the module
+// does not name these.
+#[cfg(test)]
 pub use build::MAX_ROWS;
-#[allow(unused_imports)]
+#[cfg(test)]
 pub use layout::{CFA_MIN, COMMON_CFA_FP, COMMON_EH, COMMON_FP_SLOT_MASK, COMMON_FP_SLOT_SHIFT};
-#[allow(unused_imports)]
+#[cfg(test)]
 pub use layout::{COMMON_OFF_SHIFT, COMMON_VALID};
-#[allow(unused_imports)]
-pub use step::StepError;
-#[allow(unused_imports)]
+
+#[cfg(test)]
 pub use table::NO_ROW;

@@ -31,16 +31,10 @@ pub struct Table<'a> {
 impl Table<'_> {
     /// The rules for `pc` (a link-time address), if any.  The module
     /// looks up indices (its row memo keeps them); the host tests rows.
-    #[allow(dead_code)]
+    #[cfg(test)]
     #[inline]
     pub fn lookup(&self, pc: u64) -> Option<Row> {
-        self.row(self.lookup_index(pc)?)
-    }
-
-    /// The index of the rules for `pc` (a link-time address), if any.
-    #[inline]
-    pub fn lookup_index(&self, pc: u64) -> Option<u16> {
-        self.lookup_entry(pc)?.0
+        self.row(self.lookup_entry(pc)?.0?)
     }
 
     /// The index of the rules for `pc` (`None`: no rules), and whether
