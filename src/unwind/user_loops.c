@@ -74,6 +74,25 @@ fail:
 }
 
 /*
+ * A later frame's slots, @len bytes at @p, in a user access section that
+ * is already open: whether they are user memory, and in @masked their
+ * address masked (mask_user_address(): cmp and cmov, no fence).  The
+ * section's barrier_nospec() covered only the first frame; every later
+ * frame's address comes from user memory, so a mispredicted check must
+ * not let a dependent load read the kernel speculatively (Spectre v1).
+ * Every access_ok() of the loops below is this one
+ * (tests/host/test_nospec.py).
+ */
+static __always_inline bool unwind_rs_user_slots(unsigned long p, unsigned long len,
+						 unsigned long *masked)
+{
+	if (!access_ok((void __user *)p, len))
+		return false;
+	*masked = (unsigned long)mask_user_address((const void __user *)p);
+	return true;
+}
+
+/*
  * The memo's row for @pc in the common form into @c: false if the memo
  * does not hold it in that form, or holds the outermost frame's (@w->done).
  */
@@ -107,7 +126,7 @@ static __always_inline bool unwind_rs_memo_row(struct unwind_rs_memo_run *w,
  */
 void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 {
-	unsigned long ip = w->ip, sp = w->sp, fp = w->fp, cfa, ra, b;
+	unsigned long ip = w->ip, sp = w->sp, fp = w->fp, cfa, lo, ra, b;
 	unsigned long *out = w->entries + w->nr, *end = w->entries + w->max;
 	unsigned long *seg;
 	unsigned int eh = 0;
@@ -118,9 +137,14 @@ void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 	cfa = unwind_rs_common_cfa(c.off, c.cfa_fp, sp, fp);
 	if (!cfa)
 		goto out;
-	/* The first frame's slots open the section; later ones are checked. */
+	/*
+	 * The first frame's slots open the section; later ones are checked
+	 * and masked.  @lo is the lowest slot's address: the return address
+	 * is at @lo + @c.span - 8, the caller's FP at @lo.
+	 */
+	lo = cfa - c.span;
 	pagefault_disable();
-	if (!user_read_access_begin((void __user *)(cfa - c.span), c.span)) {
+	if (!user_read_access_begin((void __user *)lo, c.span)) {
 		pagefault_enable();
 		goto out;
 	}
@@ -133,9 +157,9 @@ void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 
 		seg = out;
 		for (;;) {
-			unsafe_get_user(ra, (unsigned long __user *)(cfa - 8), fault);
+			unsafe_get_user(ra, (unsigned long __user *)(lo + c.span - 8), fault);
 			if (c.fp_slot) {
-				unsafe_get_user(b, (unsigned long __user *)(cfa - c.span), fault);
+				unsafe_get_user(b, (unsigned long __user *)lo, fault);
 				fp = b;
 			}
 			sp = cfa;
@@ -144,7 +168,7 @@ void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 			if (out == end || ra != again)
 				break;
 			cfa = unwind_rs_common_cfa(c.off, c.cfa_fp, sp, fp);
-			if (!cfa || !access_ok((void __user *)(cfa - c.span), c.span))
+			if (!cfa || !unwind_rs_user_slots(cfa - c.span, c.span, &lo))
 				goto stop;
 		}
 		if (c.eh)
@@ -152,7 +176,7 @@ void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 		if (out == end || !unwind_rs_memo_row(w, ip - 1, &c))
 			break;
 		cfa = unwind_rs_common_cfa(c.off, c.cfa_fp, sp, fp);
-		if (!cfa || !access_ok((void __user *)(cfa - c.span), c.span))
+		if (!cfa || !unwind_rs_user_slots(cfa - c.span, c.span, &lo))
 			break;
 	}
 	goto done;
@@ -217,7 +241,7 @@ int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w)
 		unsafe_get_user(ra, (unsigned long __user *)(a + 8), fault_a);
 		out[0] = ra;
 		if (ra - 1 - lo >= span || out == last ||
-		    b < a + 16 || (b & 7) || !access_ok((void __user *)b, 16)) {
+		    b < a + 16 || (b & 7) || !unwind_rs_user_slots(b, 16, &b)) {
 			out++;
 			goto at_b;
 		}
@@ -226,7 +250,7 @@ int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w)
 		out[1] = ra;
 		out += 2;
 		if (ra - 1 - lo >= span || out == end ||
-		    a < b + 16 || (a & 7) || !access_ok((void __user *)a, 16))
+		    a < b + 16 || (a & 7) || !unwind_rs_user_slots(a, 16, &a))
 			goto at_a;
 	}
 at_b:	/* The state is b's frame, the caller's of the last step. */
