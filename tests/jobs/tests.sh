@@ -501,11 +501,38 @@ t_sec_unload_released_task() {
 	return $r
 }
 
+# unwind_test.ko's exit stops what its ioctls started and nobody stopped
+# (issue 32): a stress run (per-CPU hrtimers, an NMI handler, the churn
+# kthread) and a busy kthread.  Before the fix they ran on in freed module
+# text: the boot died on the first timer, NMI or step of the thread.
+t_sec_test_module_exit_stops_work() {
+	r=0
+	pid=$($D64 leave_running) || { diag "leave_running failed"; return 1; }
+	[ -n "$pid" ] && [ -d /proc/$pid ] || { diag "no busy kthread ($pid)"; r=1; }
+	grep -q '^ut_churn$' /proc/[0-9]*/comm 2>/dev/null || { diag "no churn kthread"; r=1; }
+	# A request the stress run left may pin the module for a moment.
+	n=0
+	until rmmod unwind_test 2>/dev/null; do
+		n=$((n + 1))
+		[ $n -lt 200 ] || { diag "rmmod unwind_test failed for 2 s"; return 1; }
+		sleep 0.01
+	done
+	# kthread_stop() returned: both threads are gone at once.
+	[ -d /proc/$pid ] && { diag "busy kthread $pid still runs after rmmod"; r=1; }
+	grep -q '^ut_churn$' /proc/[0-9]*/comm 2>/dev/null &&
+		{ diag "churn kthread still runs after rmmod"; r=1; }
+	# Time for any timer or NMI left behind to fire (the runner's dmesg
+	# check sees the oops, if the boot survives it).
+	sleep 1
+	insmod $MODDIR/unwind_test.ko || r=1
+	return $r
+}
+
 # io_uring's user workers are refused; the submitting task is not.
 t_sec_user_worker64() { $BIN/uworker64; }
 t_sec_user_worker32() { $BIN/uworker32; }
 
-T_RACE="t_sec_user_worker64 t_sec_user_worker32 t_sec_unload_released_task t_sec_userfaultfd t_sec_exec_walk_nofault t_sec_ldt_race t_sec_segment_bad_descriptor t_sec_reload_dequeued64 t_sec_reload_dequeued32 t_race_unload_trampoline64 t_race_unload_trampoline32 t_race_protocol64 t_race_protocol32 t_race_exec64 t_race_exec32 t_race_signal64 t_race_signal32"
+T_RACE="t_sec_test_module_exit_stops_work t_sec_user_worker64 t_sec_user_worker32 t_sec_unload_released_task t_sec_userfaultfd t_sec_exec_walk_nofault t_sec_ldt_race t_sec_segment_bad_descriptor t_sec_reload_dequeued64 t_sec_reload_dequeued32 t_race_unload_trampoline64 t_race_unload_trampoline32 t_race_protocol64 t_race_protocol32 t_race_exec64 t_race_exec32 t_race_signal64 t_race_signal32"
 
 # --- teardown -------------------------------------------------------
 

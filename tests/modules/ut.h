@@ -15,6 +15,7 @@ long ut_ioctl_deferred(void __user *arg);
 int ut_deferred_init(void);
 void ut_deferred_exit(void);
 int ut_stress(struct ut_deferred *req);
+void ut_stress_exit(void);
 void ut_stress_callback(struct unwind_work *work, u64 cookie);
 int ut_syscall_init(void);
 void ut_syscall_exit(void);

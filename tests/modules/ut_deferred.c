@@ -10,6 +10,7 @@
 #include <linux/kthread.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
@@ -372,7 +373,14 @@ static int ut_context_errors(void)
 	return fails | atomic_read(&ut_ctx_fails);
 }
 
-/* A kernel thread that keeps CPU 0 busy, for perf's kernel-thread samples. */
+/*
+ * Kernel threads that keep CPU 0 busy, for perf's kernel-thread samples:
+ * each held (a task reference) until module exit stops it, so that none
+ * runs this module's text after it is freed.  Under ut_mutex.
+ */
+#define UT_BUSY_MAX 8
+static struct task_struct *ut_busy[UT_BUSY_MAX];
+
 static int ut_busy_fn(void *data)
 {
 	unsigned long end = jiffies + msecs_to_jiffies((unsigned long)data);
@@ -384,13 +392,33 @@ static int ut_busy_fn(void *data)
 	return 0;
 }
 
+/* Stops busy thread @i (at once if it still spins) and drops it. */
+static void ut_busy_reap(int i)
+{
+	kthread_stop(ut_busy[i]);
+	put_task_struct(ut_busy[i]);
+	ut_busy[i] = NULL;
+}
+
 static int ut_busy_kthread(unsigned int ms)
 {
 	struct task_struct *t;
+	int i, free = -1;
 
+	/* A free slot, or that of a thread whose time is up. */
+	for (i = 0; i < UT_BUSY_MAX && free < 0; i++) {
+		if (ut_busy[i] && READ_ONCE(ut_busy[i]->exit_state))
+			ut_busy_reap(i);
+		if (!ut_busy[i])
+			free = i;
+	}
+	if (free < 0)
+		return -EBUSY;
 	t = kthread_create(ut_busy_fn, (void *)(unsigned long)ms, "ut_busy");
 	if (IS_ERR(t))
 		return PTR_ERR(t);
+	get_task_struct(t);
+	ut_busy[free] = t;
 	kthread_bind(t, 0);
 	wake_up_process(t);
 	return t->pid;
@@ -587,6 +615,10 @@ void ut_deferred_exit(void)
 {
 	int i;
 
+	ut_stress_exit();
+	for (i = 0; i < UT_BUSY_MAX; i++)
+		if (ut_busy[i])
+			ut_busy_reap(i);
 	hrtimer_cancel(&ut_timer);
 	hrtimer_cancel(&ut_ctx_timer);
 	unregister_nmi_handler(NMI_LOCAL, "unwind_test");

@@ -258,22 +258,33 @@ err:
 	return ret;
 }
 
+/*
+ * Stops what a running stress run left running: its timers, its NMI
+ * handler and its churn thread, each of which runs this module's text.
+ * Under ut_stress_mutex, with ut_log set.
+ */
+static void ut_stress_halt(void)
+{
+	int cpu;
+
+	WRITE_ONCE(ut_running, false);
+	for_each_online_cpu(cpu)
+		hrtimer_cancel(&per_cpu_ptr(&ut_cpus, cpu)->timer);
+	unregister_nmi_handler(NMI_LOCAL, "unwind_stress");
+	kthread_stop(ut_churn);
+}
+
 static int ut_stress_stop(struct ut_deferred *req)
 {
 	struct ut_stress out;
 	struct ut_ev *log;
-	int cpu;
 
 	if (!ut_log)
 		return -EINVAL;
 	if (copy_from_user(&out, u64_to_user_ptr(req->ptr), sizeof(out)))
 		return -EFAULT;
-	WRITE_ONCE(ut_running, false);
 	/* Task-context requesters are done: the caller joined them. */
-	for_each_online_cpu(cpu)
-		hrtimer_cancel(&per_cpu_ptr(&ut_cpus, cpu)->timer);
-	unregister_nmi_handler(NMI_LOCAL, "unwind_stress");
-	kthread_stop(ut_churn);
+	ut_stress_halt();
 
 	memset(&out, 0, sizeof(out));
 	ut_verify(&out);
@@ -315,4 +326,25 @@ int ut_stress(struct ut_deferred *req)
 	}
 	mutex_unlock(&ut_stress_mutex);
 	return ret;
+}
+
+/*
+ * Module exit: a stress run that its caller never stopped (the caller died,
+ * or rmmod came first) is stopped here, or its timers, NMI handler and
+ * churn thread would run freed module text, or a reloaded module's at the
+ * same address.  A stress request of a task still in the ioctl holds the
+ * file open, which pins the module: none runs here.
+ */
+void ut_stress_exit(void)
+{
+	struct ut_ev *log;
+
+	mutex_lock(&ut_stress_mutex);
+	if (ut_log) {
+		ut_stress_halt();
+		log = ut_log;
+		WRITE_ONCE(ut_log, NULL);
+		vfree(log);
+	}
+	mutex_unlock(&ut_stress_mutex);
 }

@@ -613,6 +613,23 @@ static int t_stress(int seconds)
 	return ut_result();
 }
 
+/*
+ * Leaves a stress run and a busy kernel thread running and exits: what
+ * unwind_test.ko's exit must stop (t_sec_test_module_exit_stops_work).
+ * Prints the busy thread's pid.
+ */
+static int t_leave_running(void)
+{
+	struct ut_stress s = { 0 };
+	struct ut_deferred d = { .op = UT_OP_STRESS, .arg = 0, .ptr = (uintptr_t)&s };
+
+	do_op(&d);
+	d = (struct ut_deferred){ .op = UT_OP_BUSY_KTHREAD, .arg = 3000 };
+	do_op(&d);
+	printf("%lld\n", (long long)d.ret);
+	return UT_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	const char *t = argc > 1 ? argv[1] : "";
@@ -654,6 +671,8 @@ int main(int argc, char **argv)
 		return t_signal();
 	if (!strcmp(t, "stress"))
 		return t_stress(n ? n : 5);
+	if (!strcmp(t, "leave_running"))
+		return t_leave_running();
 	fprintf(stderr, "unknown test '%s'\n", t);
 	return UT_FAIL;
 }
