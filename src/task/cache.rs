@@ -131,8 +131,9 @@ fn slot_ptr(info: &TaskInfo<'_>) -> *mut UnwindCache {
 pub(crate) fn get_or_alloc(cur: &Current) -> Result<&UnwindCache> {
     let mut cache = slot_ptr(cur);
     if cache.is_null() {
-        // All-zero bytes are a valid, empty cache.
-        let boxed = KBox::<UnwindCache>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
+        // All-zero bytes are a valid, empty cache.  Charged to the task's
+        // memory cgroup: one page per task that ever walked.
+        let boxed = KBox::<UnwindCache>::new_uninit(GFP_KERNEL_ACCOUNT | __GFP_ZERO)?;
         // SAFETY: The allocation is zeroed and zero is valid for every field.
         let boxed = unsafe { boxed.assume_init() };
         cache = KBox::into_raw(boxed);

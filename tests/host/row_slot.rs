@@ -13,24 +13,13 @@
 #[allow(dead_code, unused_imports)]
 mod table;
 
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 use std::io::Write;
 use std::process::{Command, Stdio};
 use table::{row_hash, Common, RowSlot, ROW_SLOTS};
-
-/// xorshift64*: repeatable random numbers without crates.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// Builds `row_slot_decode.c` and feeds it `input`: its output lines.
 fn run_c(input: &str) -> Vec<String> {

@@ -22,6 +22,10 @@ mod table;
 #[path = "common/table_store.rs"]
 mod table_store;
 
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 use table_store::{row, sp};
 
 use sframe::{
@@ -1295,25 +1299,6 @@ fn common_form_steps_as_the_general_rules() {
 // ---------------------------------------------------------------------
 // Randomized: mutated sections.
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
-}
 
 const EXTREMES: [u64; 12] = [
     0,
