@@ -71,11 +71,16 @@ int main(int argc, char **argv)
 			break;
 		/*
 		 * Let the victims block again, each with a request queued:
-		 * 5 ms, and on until one at least has queued its work (for
-		 * up to a second; a KASAN boot under load once needed more).
+		 * 5 ms, and on until WAKE works were queued (for up to a
+		 * second).  Every byte read is one return to user space and
+		 * one read() entered again, which queues a work, so by then
+		 * every byte is read and each victim that read one blocks
+		 * with its work queued.  Waiting for one work only was not
+		 * enough under load: a victim that read a second byte ran the
+		 * work it had queued, and unload found fewer than one a cycle.
 		 */
 		usleep(5000);
-		for (w = 0; ut_stat("queued") <= q0 && w < 1000; w++)
+		for (w = 0; ut_stat("queued") < q0 + wake && w < 1000; w++)
 			usleep(1000);
 		if (unload("unwind_test") || unload("unwind_deferred"))
 			break;
