@@ -26,6 +26,20 @@ kmake_args() {
 	echo "LLVM=-19 RUSTC=/usr/bin/rustc BINDGEN=$CACHE/tools/bin/bindgen"
 }
 
+# with_lock NAME CMD...: CMD holding $CACHE/NAME.lock, so that a build that
+# tests/run --all started in the background and the same build asked for
+# in the foreground never run at once: the second waits, then finds the
+# first's result in the cache.
+with_lock() {
+	local name=$1
+	shift
+	mkdir -p "$CACHE" || die "cannot create cache directory $CACHE"
+	(
+		flock 9 || die "cannot lock $CACHE/$name.lock"
+		"$@"
+	) 9>"$CACHE/$name.lock"
+}
+
 # Hash of everything that goes into the kernel build.
 kernel_key() {
 	{

@@ -59,6 +59,23 @@ class KtapTest(unittest.TestCase):
         self.assertIn("# not ok 2 b # exit 1\n# # b's line\n", text)
         self.assertNotIn("# ok 1 a", text)
 
+    def test_nested_results_count_one_each(self):
+        # Two programs: one whose three tests pass, one that failed after
+        # its last nested result passed; a top-level result without any.
+        log = ("1..3\nok 1 alone\n# 1..3\n# ok 1 a\n# # a's line\n# ok 2 b\n# ok 3 c\n"
+               "ok 2 group1\n# ok 1 d\nnot ok 3 group2 # exit=1\n"
+               "UNWIND-RS-DMESG-BEGIN\nUNWIND-RS-DMESG-END\n")
+        rc, _, counts = summarise(log, "--nested")
+        self.assertEqual((rc, counts), (1, ["7", "1"]))  # alone, a, b, c, d + 2
+        rc, _, counts = summarise(log)
+        self.assertEqual((rc, counts), (1, ["4", "1"]))  # alone, group1 + 2
+
+    def test_nested_failure_and_skip_fail(self):
+        log = ("1..1\n# ok 1 a\n# not ok 2 b\n# ok 3 c # SKIP no perf\nnot ok 1 g # exit=1\n"
+               "UNWIND-RS-DMESG-BEGIN\nUNWIND-RS-DMESG-END\n")
+        rc, _, counts = summarise(log, "--nested")
+        self.assertEqual((rc, counts), (1, ["3", "3"]))  # a + 2; b, c, g
+
     def test_no_details_when_clean(self):
         with tempfile.TemporaryDirectory() as d:
             details = os.path.join(d, "details")

@@ -596,6 +596,7 @@ consumers) T_NAMES="t_loaded $T_LAST" ;;
 perf) T_NAMES="t_loaded $T_PERF" ;;
 sframe) T_NAMES="t_loaded $T_SFRAME" ;;
 ehframe) T_NAMES="t_loaded $T_EHFRAME $T_EHDEBIAN" ;;
+stress) T_NAMES="t_loaded $T_STRESS" ;;
 *) echo "unknown group $UNWIND_RS_GROUP" >&2; exit 1 ;;
 esac
 t_run_all
