@@ -40,3 +40,9 @@ void unwind_rs_debugfs_remove(void)
 {
 	debugfs_remove(unwind_rs_debugfs);
 }
+
+/* A second name for a counter (an old one: src/sys/stats.rs ALIASES). */
+void unwind_rs_debugfs_alias(const char *name, u64 *value)
+{
+	debugfs_create_u64(name, 0444, unwind_rs_debugfs, value);
+}

@@ -20,6 +20,8 @@ extern "C" {
         pending_unqueued: unsafe extern "C" fn() -> u64,
     );
     fn unwind_rs_debugfs_remove();
+    /// One more `u64` file in the counters' directory, for `value`.
+    fn unwind_rs_debugfs_alias(name: *const c_char, value: *mut u64);
 }
 
 /// Declares `Stat` and the debugfs name of each of its events, in step.
@@ -51,12 +53,12 @@ stats! {
     Callbacks => "callbacks",
     Exec => "exec",
     SframeFrames => "sframe_frames",
-    SframeHits => "sframe_hits",
+    TableHits => "table_hits",
     SframeReads => "sframe_reads",
     SframeSections => "sframe_sections",
     SframeRejects => "sframe_rejects",
-    SframeEvictions => "sframe_evictions",
-    SframeBytes => "sframe_bytes",
+    TableEvictions => "table_evictions",
+    TableCacheBytes => "table_cache_bytes",
     EhframeFrames => "ehframe_frames",
     EhframeReads => "ehframe_reads",
     EhframeSections => "ehframe_sections",
@@ -68,6 +70,14 @@ stats! {
 
 const N: usize = NAMES.len();
 
+/// The names these counters had when SFrame was the only format: kept as
+/// second files of the same counters, for scripts that read them.
+const ALIASES: &[(&CStr, Stat)] = &[
+    (c_str!("sframe_hits"), Stat::TableHits),
+    (c_str!("sframe_evictions"), Stat::TableEvictions),
+    (c_str!("sframe_bytes"), Stat::TableCacheBytes),
+];
+
 #[allow(clippy::declare_interior_mutable_const)]
 const ZERO: AtomicU64 = AtomicU64::new(0);
 static COUNTERS: [AtomicU64; N] = [ZERO; N];
@@ -77,7 +87,7 @@ pub(crate) fn inc(stat: Stat) {
     COUNTERS[stat as usize].fetch_add(1, Ordering::Relaxed);
 }
 
-/// Sets a gauge (`SframeBytes`).
+/// Sets a gauge (`TableCacheBytes`).
 pub(crate) fn set(stat: Stat, v: u64) {
     COUNTERS[stat as usize].store(v, Ordering::Relaxed);
 }
@@ -118,6 +128,15 @@ impl Debugfs {
                 pending_unqueued,
             )
         };
+        for (name, stat) in ALIASES {
+            // SAFETY: As above: a static name, a static counter.
+            unsafe {
+                unwind_rs_debugfs_alias(
+                    name.as_char_ptr(),
+                    COUNTERS[*stat as usize].as_ptr().cast(),
+                )
+            };
+        }
         Self
     }
 }

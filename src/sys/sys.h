@@ -34,5 +34,6 @@ void unwind_rs_irq_restore(unsigned long flags);
 void unwind_rs_debugfs_create(const char *const *names, u64 *values,
 			      unsigned int n, u64 (*pending_unqueued)(void));
 void unwind_rs_debugfs_remove(void);
+void unwind_rs_debugfs_alias(const char *name, u64 *value);
 
 #endif /* _UNWIND_RS_SYS_H */

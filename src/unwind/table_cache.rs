@@ -52,7 +52,7 @@ const ENTRY_OVERHEAD: usize = 256 + core::mem::size_of::<Entry>() + core::mem::s
 /// Which format a table was compiled from.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
-    Sframe,
+    SFrame,
     EhFrame,
 }
 
@@ -310,9 +310,9 @@ impl Cache {
             let Some(i) = self.oldest() else { break };
             self.remove(i);
             free = free.or(Some(i));
-            stats::inc(Stat::SframeEvictions);
+            stats::inc(Stat::TableEvictions);
         }
-        stats::set(Stat::SframeBytes, self.bytes as u64);
+        stats::set(Stat::TableCacheBytes, self.bytes as u64);
         free
     }
 
@@ -379,7 +379,7 @@ pub(crate) fn get(id: &FileId) -> Option<Arc<Entry>> {
     let clock = c.clock;
     let e = c.slots.iter().flatten().find(|e| e.id == *id)?;
     e.last_used.store(clock, Ordering::Relaxed);
-    stats::inc(Stat::SframeHits);
+    stats::inc(Stat::TableHits);
     Some(e.clone())
 }
 
@@ -423,7 +423,7 @@ pub(crate) fn insert(entry: &Arc<Entry>) {
         free = c.oldest();
         if let Some(i) = free {
             c.remove(i);
-            stats::inc(Stat::SframeEvictions);
+            stats::inc(Stat::TableEvictions);
         }
     }
     c.clock += 1;
@@ -438,7 +438,7 @@ pub(crate) fn insert(entry: &Arc<Entry>) {
         }
     }
     c.bytes += cost;
-    stats::set(Stat::SframeBytes, c.bytes as u64);
+    stats::set(Stat::TableCacheBytes, c.bytes as u64);
 }
 
 /// Empties the cache (unload).  Entries held by a walk live on until it
@@ -451,5 +451,5 @@ pub(crate) fn clear() {
     }
     c.slots = KVec::new();
     c.bytes = 0;
-    stats::set(Stat::SframeBytes, 0);
+    stats::set(Stat::TableCacheBytes, 0);
 }

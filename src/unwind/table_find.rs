@@ -73,7 +73,7 @@ impl RowSlot {
     #[inline(always)]
     fn common(&self) -> Option<(Common, Kind)> {
         let (c, eh) = Common::unpack(self.common)?;
-        Some((c, if eh { Kind::EhFrame } else { Kind::Sframe }))
+        Some((c, if eh { Kind::EhFrame } else { Kind::SFrame }))
     }
 
     /// Whether this slot holds the row of `pc`.

@@ -167,7 +167,7 @@ fn read_sframe(file: &FileRef, p: Phdr) -> core::result::Result<Compiled, Miss> 
     if section.len() != len {
         return Err(Miss::Bad);
     }
-    let t = build(Kind::Sframe, |b| {
+    let t = build(Kind::SFrame, |b| {
         sframe::compile(&section, b)
             .map(|_| ())
             .map_err(|_| Miss::Bad)

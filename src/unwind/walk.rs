@@ -162,7 +162,7 @@ impl UnwindUserState {
             Some((Quick::Step(c, kind), starts)) if !(topmost && starts) && self.common_step(c) => {
                 self.current_type = TYPE_SFRAME;
                 stats::inc(match kind {
-                    Kind::Sframe => Stat::SframeFrames,
+                    Kind::SFrame => Stat::SframeFrames,
                     Kind::EhFrame => Stat::EhframeFrames,
                 });
                 return Ok(());
@@ -179,7 +179,7 @@ impl UnwindUserState {
                 Ok(true) => {
                     self.current_type = TYPE_SFRAME;
                     stats::inc(match found.kind() {
-                        Kind::Sframe => Stat::SframeFrames,
+                        Kind::SFrame => Stat::SframeFrames,
                         Kind::EhFrame => Stat::EhframeFrames,
                     });
                     return Ok(());

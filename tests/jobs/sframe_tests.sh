@@ -218,22 +218,22 @@ t_sframe_eviction() {
 	r=0
 	old=$(cat $SFPARAM)
 	for i in 1 2 3; do cp $SF/v2/sfchain-static /tmp/sfev$i; done
-	b0=$(stat sframe_bytes)
+	b0=$(stat table_cache_bytes)
 	/tmp/sfev1 chain 8 0 || r=1
-	cost=$(( $(stat sframe_bytes) - b0 ))
+	cost=$(( $(stat table_cache_bytes) - b0 ))
 	kb=$(( (cost + 1023) / 1024 ))
 	diag "one section costs $cost bytes: cap $kb KiB"
 	echo $kb >$SFPARAM
-	e0=$(stat sframe_evictions)
+	e0=$(stat table_evictions)
 	for round in 1 2 3; do
 		for i in 2 3 1; do
 			/tmp/sfev$i chain 8 0 || { diag "sfev$i round $round"; r=1; }
 		done
 	done
-	ev=$(( $(stat sframe_evictions) - e0 ))
-	diag "evictions: $ev, cached bytes $(stat sframe_bytes)"
+	ev=$(( $(stat table_evictions) - e0 ))
+	diag "evictions: $ev, cached bytes $(stat table_cache_bytes)"
 	expect_ge "evictions" $ev 3 || r=1
-	expect_ge "cap in bytes vs cached bytes" $((kb * 1024)) $(stat sframe_bytes) || r=1
+	expect_ge "cap in bytes vs cached bytes" $((kb * 1024)) $(stat table_cache_bytes) || r=1
 	echo $old >$SFPARAM
 	rm -f /tmp/sfev1 /tmp/sfev2 /tmp/sfev3
 	return $r
@@ -261,14 +261,14 @@ t_tables_memory_bound() {
 		i=$((i + 1))
 	done
 	h1=$(stat table_bytes_held)
-	c1=$(stat sframe_bytes)
-	e0=$(stat sframe_evictions)
+	c1=$(stat table_cache_bytes)
+	e0=$(stat table_evictions)
 	echo 1 >$SFPARAM
 	# Its table does not fit: frame pointers, not exact; only its
 	# insertion matters.
 	/tmp/tbother chain 8 0 >/dev/null 2>&1
-	c2=$(stat sframe_bytes)
-	expect_ge "evictions at the insertion" $(( $(stat sframe_evictions) - e0 )) 1 || r=1
+	c2=$(stat table_cache_bytes)
+	expect_ge "evictions at the insertion" $(( $(stat table_evictions) - e0 )) 1 || r=1
 	h2=$(stat table_bytes_held)
 	diag "held $h1 bytes (cache $c1) with the sleeper walked; $h2 (cache $c2) at a 1 KiB cap"
 	grep -q '^held' /tmp/tbhold.out || { diag "the sleeper never walked"; r=1; }
@@ -303,7 +303,7 @@ t_sframe_mappings_memo() {
 }
 
 # Unload with sections cached, and walks right after a reload: the cache
-# is emptied at unload (sframe_bytes back to 0 with a fresh module) and
+# is emptied at unload (table_cache_bytes back to 0 with a fresh module) and
 # refilled; every walk stays exact.  Leaves both modules loaded.
 t_sframe_unload_cached() {
 	sf_need v2 || return 4
@@ -315,10 +315,14 @@ t_sframe_unload_cached() {
 		if grep -q '^unwind_deferred ' /proc/modules; then unload_core || return 1; fi
 		load_core || return 1
 		insmod $MODDIR/unwind_test.ko || return 1
-		expect_eq "cached bytes after load" $(stat sframe_bytes) 0 || r=1
+		expect_eq "cached bytes after load" $(stat table_cache_bytes) 0 || r=1
 		$SF/v2/sfchain-dyn chain 8 0 >/dev/null || { diag "v2 dyn after reload $i"; r=1; }
 		$SF/v3/sfchain-static chain 8 2 >/dev/null || { diag "v3 static after reload $i"; r=1; }
 		[ $(stat sframe_sections) -ge 2 ] || { diag "no section cached ($i)"; r=1; }
+		# The old names of the counters that serve every format.
+		expect_eq "sframe_bytes (old name)" $(stat sframe_bytes) $(stat table_cache_bytes) || r=1
+		expect_eq "sframe_hits (old name)" $(stat sframe_hits) $(stat table_hits) || r=1
+		expect_eq "sframe_evictions (old name)" $(stat sframe_evictions) $(stat table_evictions) || r=1
 		i=$((i + 1))
 	done
 	return $r
