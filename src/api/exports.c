@@ -37,7 +37,7 @@ static_assert(sizeof(struct unwind_rs_vma) == 24 &&
 	      sizeof(struct unwind_rs_memo_run) == 56 &&
 	      offsetof(struct unwind_rs_memo_run, nr) == 40 &&
 	      offsetof(struct unwind_rs_memo_run, done) == 52 &&
-	      sizeof(struct unwind_rs_walk_ctx) == 64 &&
+	      sizeof(struct unwind_rs_walk_ctx) == 72 &&
 	      sizeof(struct unwind_rs_request_ctx) == 16 &&
 	      offsetof(struct unwind_rs_walk_ctx, cs) == 56 &&
 	      offsetof(struct unwind_rs_fp_walk, nr) == 48 &&

@@ -6,8 +6,9 @@
 //! section of its own, the exit-to-user hook with interrupts off, and the
 //! hooks that walk user stacks (exit, exec, task work) with this module
 //! pinned and no read section held: a walk blocked in a fault
-//! (userfaultfd, FUSE) never blocks `cancel()`.  The exec hook's walk does
-//! not fault at all (`task_exec()`).  Callbacks run inside the SRCU read
+//! (userfaultfd, FUSE) never blocks `cancel()`.  The exec and exit hooks'
+//! walks, and a dying task's, do not fault and read no file at all
+//! (`Faults::Never`).  Callbacks run inside the SRCU read
 //! side (`deferred::ReadGuard`), which `cancel()` waits for.  Tasks still
 //! holding a queued work after unload only reach the kernel's trampoline.
 
@@ -17,6 +18,7 @@ use kernel::bindings;
 use kernel::prelude::*;
 
 use crate::deferred::{self, Faults, InHook, UNWIND_PENDING};
+use crate::sys::context;
 use crate::sys::stats::{self, Stat};
 use crate::task::{cache, saved_maps, Current, TaskInfo};
 
@@ -47,9 +49,12 @@ unsafe extern "C" fn task_exit(task: *mut bindings::task_struct) {
     stats::inc(Stat::Exit);
     // The mm is still there: deliver the pending requests now, since the
     // queued task work would only run once it is gone.  Requests are
-    // refused from here on (`PF_EXITING`).
+    // refused from here on (`PF_EXITING`).  An exit waits on no one: a
+    // fault or a table read on a file server that does not answer (FUSE,
+    // NFS) would hold exit_group() and keep this module pinned, so this
+    // walk never faults and reads no file (cached tables only).
     // SAFETY: The kernel passes the exiting task, which is current.
-    unsafe { run_pending_now(task, Faults::Allowed) };
+    unsafe { run_pending_now(task, Faults::Never) };
 }
 
 unsafe extern "C" fn task_exec(task: *mut bindings::task_struct) {
@@ -62,8 +67,9 @@ unsafe extern "C" fn task_exec(task: *mut bindings::task_struct) {
     // the other threads: a fault on a userfaultfd page whose handler was
     // one of them would hold the exec (and everyone waiting for the mutex:
     // ptrace attach, /proc) until SIGKILL.  So this walk never faults: it
-    // reads present pages only, with frame pointers (no table lookup, no
-    // file read), and stops at the first page that is not there.
+    // reads present pages only, with the tables already cached or frame
+    // pointers (no file read, no lock it would wait for), and stops at the
+    // first page that is not there.
     for _ in 0..4 {
         // SAFETY: The kernel passes the task calling execve(), current.
         let Some(cur) = (unsafe { run_pending_now(task, Faults::Never) }) else {
@@ -95,13 +101,21 @@ unsafe extern "C" fn task_work(head: *mut bindings::callback_head) {
     let Some(head) = NonNull::new(head) else {
         return;
     };
+    // A task that is dying (a fatal signal, the OOM killer) walks as an
+    // exiting one does: it must not wait on anyone, nor allocate table
+    // buffers from the reserves meant to let it exit.
+    let faults = if context::dying() {
+        Faults::Never
+    } else {
+        Faults::Allowed
+    };
     // SAFETY: The kernel only calls this for the `work` head of a task's
     // state, and a task work runs on its own task, which is current.
     deferred::process(
         &unsafe { Current::assume(TaskInfo::from_work(head)) },
         // SAFETY: This is the task work hook.
         &unsafe { InHook::assume() },
-        Faults::Allowed,
+        faults,
     );
 }
 

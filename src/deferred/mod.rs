@@ -392,10 +392,12 @@ pub(crate) fn get_cookie() -> u64 {
 /// Whether the walk of [`process()`] may fault user pages in.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Faults {
-    /// The task work's and the exit hook's walk: tables, page faults.
+    /// The task work's walk: page faults, tables read from files.
     Allowed,
-    /// The exec hook's (see `task_exec()`): present pages and frame
-    /// pointers only.
+    /// The walk of a task that must not wait on anyone: exec, exit, a
+    /// dying task's work (see `api::hooks`).  Present pages only, the
+    /// tables already cached, frame pointers otherwise; no file read, and
+    /// no lock it would wait for.
     Never,
 }
 

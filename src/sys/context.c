@@ -9,9 +9,11 @@
 #include <linux/irqflags.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
+#include <linux/oom.h>
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/uaccess.h>
 
@@ -50,16 +52,16 @@ struct task_struct *unwind_rs_request_begin(struct unwind_rs_request_ctx *c)
 }
 
 /*
- * Whether the walk may sleep: fault user pages in, take current's mmap
- * lock, read files (the unwind tables).
+ * Whether the walk may sleep (take current's mmap lock, the table cache's
+ * mutex), whether or not page faults are disabled for it.
  */
-bool unwind_rs_can_fault(void)
+bool unwind_rs_may_sleep(void)
 {
 	/* preemptible(): a zero preempt count (task context) and IRQs on. */
 	if (IS_ENABLED(CONFIG_PREEMPT_COUNT)) {
-		if (!preemptible() || pagefault_disabled())
+		if (!preemptible())
 			return false;
-	} else if (!in_task() || irqs_disabled() || faulthandler_disabled()) {
+	} else if (!in_task() || irqs_disabled() || in_atomic()) {
 		return false;
 	}
 	/* A preemptible RCU read side keeps the preempt count at zero. */
@@ -75,6 +77,25 @@ bool unwind_rs_can_fault(void)
 		return false;
 #endif
 	return true;
+}
+
+/*
+ * Whether the walk may fault user pages in and read files (the unwind
+ * tables): it may sleep, and page faults are not disabled.
+ */
+bool unwind_rs_can_fault(void)
+{
+	return unwind_rs_may_sleep() && !pagefault_disabled();
+}
+
+/*
+ * Whether current is dying: a fatal signal is pending or it is an OOM
+ * victim.  Its walk must not wait on anyone (a file server, a fault) nor
+ * allocate table buffers from the reserves meant to let it exit.
+ */
+bool unwind_rs_dying(void)
+{
+	return fatal_signal_pending(current) || tsk_is_oom_victim(current);
 }
 
 bool unwind_rs_in_nmi(void)

@@ -20,6 +20,7 @@ extern "C" {
     pub(crate) fn unwind_rs_user_regs() -> *mut bindings::pt_regs;
     /// Whether the current context may take page faults.
     fn unwind_rs_can_fault() -> bool;
+    fn unwind_rs_dying() -> bool;
     fn unwind_rs_in_nmi() -> bool;
     fn unwind_rs_in_hardirq() -> bool;
     fn unwind_rs_irqs_disabled() -> bool;
@@ -114,7 +115,8 @@ impl Drop for IrqGuard {
 
 /// While it lives, a user access that would fault fails at once instead
 /// (`pagefault_disable()`), and `can_fault()` says no: a walk reads only
-/// present pages, with frame pointers (no table lookup, no file read).
+/// present pages, with the tables already cached (where the context may
+/// sleep) or frame pointers, and reads no file.
 ///
 /// # Invariants
 ///
@@ -182,6 +184,13 @@ pub(crate) fn is_user_task() -> bool {
 pub(crate) fn can_fault() -> bool {
     // SAFETY: Only reads the current context's state.
     unsafe { unwind_rs_can_fault() }
+}
+
+/// Whether current is dying: a fatal signal is pending, or it is an OOM
+/// victim.
+pub(crate) fn dying() -> bool {
+    // SAFETY: Only reads current's signal and OOM state.
+    unsafe { unwind_rs_dying() }
 }
 
 /// Whether the current context is an NMI.

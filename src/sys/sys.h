@@ -20,7 +20,9 @@ struct unwind_rs_request_ctx {
 };
 
 struct pt_regs *unwind_rs_user_regs(void);
+bool unwind_rs_may_sleep(void);
 bool unwind_rs_can_fault(void);
+bool unwind_rs_dying(void);
 bool unwind_rs_in_nmi(void);
 bool unwind_rs_in_hardirq(void);
 bool unwind_rs_irqs_disabled(void);

@@ -36,12 +36,15 @@ extern "C" {
     pub(crate) fn unwind_rs_table_cache_kb() -> c_uint;
     /// The table cache's mutex.
     pub(crate) fn unwind_rs_table_cache_lock();
+    /// The table cache's mutex if it is free.
+    pub(crate) fn unwind_rs_table_cache_trylock() -> bool;
     pub(crate) fn unwind_rs_table_cache_unlock();
     /// Current's VMA at `ip` and a reference to its `struct file` if it
     /// is an executable file mapping (NULL otherwise; `v` empty if
     /// unmapped).  The file is `c_void` here: bindgen's `struct file`
     /// holds a zero-sized member that `improper_ctypes` refuses.
-    pub(crate) fn unwind_rs_vma_file(ip: c_ulong, v: *mut VmaInfo) -> *mut c_void;
+    /// With `trylock`, NULL (and `v` empty) when the mmap lock is taken.
+    pub(crate) fn unwind_rs_vma_file(ip: c_ulong, v: *mut VmaInfo, trylock: bool) -> *mut c_void;
     /// The identity of `file`'s current version.
     pub(crate) fn unwind_rs_file_id(file: *mut c_void, id: *mut FileId);
     /// Current's address space and the version of its mappings; false
@@ -106,6 +109,9 @@ pub(crate) struct WalkCtx {
     /// is on.
     pub(crate) tables: bool,
     pub(crate) key_valid: bool,
+    /// Tables may be used only as cached: no file read, no waiting for a
+    /// lock (a walk without faults that may sleep: exec, exit, dying).
+    pub(crate) cached_only: bool,
 }
 
 /// Matches `struct unwind_rs_vma` in `unwind.h` (checked by `api/exports.c`).
@@ -159,7 +165,7 @@ const _: () = {
     assert!(core::mem::offset_of!(MemoRun, done) == 52);
     assert!(core::mem::offset_of!(FpWalk, nr) == 48);
     assert!(core::mem::offset_of!(MmKey, seq) == 16);
-    assert!(core::mem::size_of::<WalkCtx>() == 64);
+    assert!(core::mem::size_of::<WalkCtx>() == 72);
     assert!(core::mem::offset_of!(WalkCtx, cs) == 56);
     assert!(core::mem::size_of::<VmaInfo>() == 24);
     assert!(core::mem::size_of::<FileId>() == 56);

@@ -31,6 +31,7 @@ impl WalkCtx {
         can_fault: false,
         tables: false,
         key_valid: false,
+        cached_only: false,
     };
 
     /// Current's user registers; `None` for kernel threads, user workers

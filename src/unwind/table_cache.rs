@@ -350,6 +350,11 @@ impl Locked {
         Self
     }
 
+    fn try_new() -> Option<Self> {
+        // SAFETY: As `new()`, if it takes the mutex.
+        unsafe { ffi::unwind_rs_table_cache_trylock() }.then_some(Self)
+    }
+
     fn cache(&mut self) -> &mut Cache {
         // SAFETY: We hold the mutex, and `&mut self` makes this the only
         // reference through this guard.
@@ -371,9 +376,14 @@ pub(crate) fn cap() -> usize {
     (kb as usize).saturating_mul(1024)
 }
 
-/// The entry of this version of a file, if cached.
-pub(crate) fn get(id: &FileId) -> Option<Arc<Entry>> {
-    let mut l = Locked::new();
+/// The entry of this version of a file, if cached; with `try_only`, also
+/// `None` if the cache's lock is taken (a walk that must not wait).
+pub(crate) fn get(id: &FileId, try_only: bool) -> Option<Arc<Entry>> {
+    let mut l = if try_only {
+        Locked::try_new()?
+    } else {
+        Locked::new()
+    };
     let c = l.cache();
     c.clock += 1;
     let clock = c.clock;

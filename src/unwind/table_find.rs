@@ -136,12 +136,15 @@ impl Mapping {
     /// Current's mapping at `ip`, with its tables pinned; `None` if `ip`
     /// is unmapped.  Out of line: the walk's frame stays small.
     #[inline(never)]
-    fn find(ip: usize) -> Option<(Self, Option<Arc<Tables>>)> {
+    ///
+    /// With `cached_only`, reads no file and waits for no lock: a file
+    /// whose tables are not cached, or a lock that is taken, gives none.
+    fn find(ip: usize, cached_only: bool) -> Option<(Self, Option<Arc<Tables>>)> {
         stats::inc(Stat::MapLookups);
         let mut v = VmaInfo::default();
-        // SAFETY: Task context (the memo checked `can_fault()`); `v` is
-        // writable; a non-NULL result is a reference we own.
-        let file = unsafe { ffi::unwind_rs_vma_file(ip, &mut v) };
+        // SAFETY: Task context that may sleep (the memo is enabled only
+        // there); `v` is writable; a non-NULL result is a reference we own.
+        let file = unsafe { ffi::unwind_rs_vma_file(ip, &mut v, cached_only) };
         if v.start >= v.end {
             return None;
         }
@@ -156,7 +159,7 @@ impl Mapping {
         }
         // SAFETY: A non-NULL reference we own (above).
         let file = unsafe { FileRef::new(file) };
-        let Some((entry, Some(pin))) = entry_of(&file) else {
+        let Some((entry, Some(pin))) = entry_of(&file, cached_only) else {
             return Some((m, None));
         };
         let off = (v.pgoff as u64).wrapping_mul(PAGE_SIZE);
@@ -273,6 +276,8 @@ const NO_KEY: MmKey = MmKey {
 pub(crate) struct Memo<'a> {
     set: &'a mut MapSet,
     enabled: bool,
+    /// Tables as cached only (`UserRegs::cached_only`).
+    cached_only: bool,
     /// Dropped with the walk: the last pin of an evicted entry's tables
     /// frees them, in the walk's task context.
     pins: [Option<Arc<Tables>>; MEMO_LEN],
@@ -287,17 +292,17 @@ impl<'a> Memo<'a> {
     pub(crate) fn new(set: &'a mut MapSet) -> Self {
         let enabled = context::can_fault() && cache::cap() != 0;
         let key = if enabled { ffi::mm_key() } else { None };
-        Self::with(set, enabled, key)
+        Self::with(set, enabled, key, false)
     }
 
     /// As `new()`, with what `UserRegs::current()` found out already.
     #[inline]
     pub(crate) fn for_walk(set: &'a mut MapSet, regs: &UserRegs) -> Self {
-        Self::with(set, regs.tables, regs.key())
+        Self::with(set, regs.tables, regs.key(), regs.cached_only)
     }
 
     #[inline]
-    fn with(set: &'a mut MapSet, enabled: bool, key: Option<MmKey>) -> Self {
+    fn with(set: &'a mut MapSet, enabled: bool, key: Option<MmKey>, cached_only: bool) -> Self {
         let key = key.unwrap_or(NO_KEY);
         if key.mm == 0 || set.key != key {
             set.clear();
@@ -306,6 +311,7 @@ impl<'a> Memo<'a> {
         Self {
             set,
             enabled,
+            cached_only,
             pins: [const { None }; MEMO_LEN],
         }
     }
@@ -387,7 +393,7 @@ impl<'a> Memo<'a> {
         let i = match found {
             Some(i) if self.pinned(i) => i,
             _ => {
-                let (m, pin) = Mapping::find(pc)?;
+                let (m, pin) = Mapping::find(pc, self.cached_only)?;
                 let i = self.set.next % MEMO_LEN;
                 self.forget(i);
                 self.set.maps[i] = Some(m);

@@ -279,14 +279,20 @@ fn read_tables(
 /// Out of line, as what it calls: a deferred walk runs deep in the
 /// kernel stack, and reading a file needs some of it.
 #[inline(never)]
-pub(crate) fn entry_of(file: &FileRef) -> Option<(Arc<Entry>, Option<Arc<Tables>>)> {
+pub(crate) fn entry_of(
+    file: &FileRef,
+    cached_only: bool,
+) -> Option<(Arc<Entry>, Option<Arc<Tables>>)> {
     let id = file.id();
-    if let Some(e) = cache::get(&id) {
+    if let Some(e) = cache::get(&id, cached_only) {
         let pin = e.pin();
         // Evicted between the lookup and the pin: read the file again.
         if pin.is_some() || !e.usable {
             return Some((e, pin));
         }
+    }
+    if cached_only {
+        return None;
     }
     let (ehdr, segs) = match read_segments(file) {
         Ok(h) => h,

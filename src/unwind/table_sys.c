@@ -34,8 +34,9 @@ unsigned int unwind_rs_table_cache_kb(void)
 /*
  * Everything a walk of current's user stack starts from, in one call
  * (each would be a call of its own from Rust): false without user
- * registers (@c untouched).  Tables need faults allowed and the cache
- * on; the memo's key only matters then.
+ * registers (@c untouched).  Tables need the cache on, and faults
+ * allowed or a context that may sleep (then cached tables only); the
+ * memo's key only matters then.
  */
 bool unwind_rs_walk_ctx(struct unwind_rs_walk_ctx *c)
 {
@@ -51,7 +52,13 @@ bool unwind_rs_walk_ctx(struct unwind_rs_walk_ctx *c)
 	c->ss = regs->ss;
 	c->compat = !user_64bit_mode(regs);
 	c->can_fault = unwind_rs_can_fault();
-	c->tables = c->can_fault && unwind_rs_table_cache_kb();
+	/*
+	 * Without faults (exec, exit, a dying task's work) a walk that may
+	 * still sleep uses the tables already cached: it reads no file, and
+	 * takes the locks it needs only if they are free.
+	 */
+	c->cached_only = !c->can_fault && unwind_rs_may_sleep();
+	c->tables = (c->can_fault || c->cached_only) && unwind_rs_table_cache_kb();
 	c->key_valid = c->tables && unwind_rs_mm_key(&c->key);
 	return true;
 }
@@ -64,6 +71,12 @@ void unwind_rs_table_cache_lock(void)
 	mutex_lock(&unwind_rs_table_cache_mutex);
 }
 
+/* The cache's lock if it is free (a walk that must not wait). */
+bool unwind_rs_table_cache_trylock(void)
+{
+	return mutex_trylock(&unwind_rs_table_cache_mutex);
+}
+
 void unwind_rs_table_cache_unlock(void)
 {
 	mutex_unlock(&unwind_rs_table_cache_mutex);
@@ -72,11 +85,13 @@ void unwind_rs_table_cache_unlock(void)
 /*
  * The VMA of current that holds @ip: its range and page offset in @v, and
  * a reference to its file if it is an executable mapping of a regular
- * file (the caller fput()s it).  NULL with an empty range when @ip is unmapped.
- * mmap_read_lock() and vma_lookup() are inline; the lock is held only
- * here, never while user memory or the file is read.
+ * file (the caller fput()s it).  NULL with an empty range when @ip is
+ * unmapped, or when @trylock and the lock is taken (a writer may wait
+ * behind a fault on a file server).  mmap_read_lock() and vma_lookup()
+ * are inline; the lock is held only here, never while user memory or the
+ * file is read.
  */
-struct file *unwind_rs_vma_file(unsigned long ip, struct unwind_rs_vma *v)
+struct file *unwind_rs_vma_file(unsigned long ip, struct unwind_rs_vma *v, bool trylock)
 {
 	struct mm_struct *mm = current->mm;
 	struct vm_area_struct *vma;
@@ -87,7 +102,10 @@ struct file *unwind_rs_vma_file(unsigned long ip, struct unwind_rs_vma *v)
 	v->pgoff = 0;
 	if (!mm)
 		return NULL;
-	mmap_read_lock(mm);
+	if (!trylock)
+		mmap_read_lock(mm);
+	else if (!mmap_read_trylock(mm))
+		return NULL;
 	vma = vma_lookup(mm, ip);
 	if (vma) {
 		v->start = vma->vm_start;

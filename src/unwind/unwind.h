@@ -61,6 +61,7 @@ struct unwind_rs_walk_ctx {
 	bool can_fault;
 	bool tables;
 	bool key_valid;
+	bool cached_only;
 };
 
 /* A run of frame-pointer steps (unwind_rs_fp_frames()). */
@@ -83,8 +84,9 @@ int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w);
 bool unwind_rs_walk_ctx(struct unwind_rs_walk_ctx *c);
 unsigned int unwind_rs_table_cache_kb(void);
 void unwind_rs_table_cache_lock(void);
+bool unwind_rs_table_cache_trylock(void);
 void unwind_rs_table_cache_unlock(void);
-struct file *unwind_rs_vma_file(unsigned long ip, struct unwind_rs_vma *v);
+struct file *unwind_rs_vma_file(unsigned long ip, struct unwind_rs_vma *v, bool trylock);
 void unwind_rs_file_id(struct file *file, struct unwind_rs_file_id *id);
 bool unwind_rs_mm_key(struct unwind_rs_mm_key *k);
 
