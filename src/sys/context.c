@@ -61,7 +61,7 @@ bool unwind_rs_may_sleep(void)
 	if (IS_ENABLED(CONFIG_PREEMPT_COUNT)) {
 		if (!preemptible())
 			return false;
-	} else if (!in_task() || irqs_disabled() || in_atomic()) {
+	} else if (!in_task() || irqs_disabled() || preempt_count()) {
 		return false;
 	}
 	/* A preemptible RCU read side keeps the preempt count at zero. */
