@@ -69,4 +69,7 @@ UNWIND_RS_EXPORT(unwind_user_get_cookie);
 /* Test builds only: see src/deferred/inject.rs and tests/modules/race/. */
 UNWIND_RS_EXPORT(unwind_rs_inject_set);
 UNWIND_RS_EXPORT(unwind_rs_inject_fail_queue);
+/* A test holds the table cache's lock (tests/modules/race/). */
+UNWIND_RS_EXPORT(unwind_rs_table_cache_lock);
+UNWIND_RS_EXPORT(unwind_rs_table_cache_unlock);
 #endif

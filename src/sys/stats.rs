@@ -66,6 +66,7 @@ stats! {
     EntryFrames => "entry_frames",
     MapLookups => "map_lookups",
     TableBytesHeld => "table_bytes_held",
+    TableLockBusy => "table_lock_busy",
 }
 
 const N: usize = NAMES.len();

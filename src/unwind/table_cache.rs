@@ -352,7 +352,14 @@ impl Locked {
 
     fn try_new() -> Option<Self> {
         // SAFETY: As `new()`, if it takes the mutex.
-        unsafe { ffi::unwind_rs_table_cache_trylock() }.then_some(Self)
+        let taken = unsafe { ffi::unwind_rs_table_cache_trylock() };
+        // Not `then_some(Self)`: that builds the guard before the test, and
+        // dropping it when the mutex was not taken would unlock another's.
+        if taken {
+            Some(Self)
+        } else {
+            None
+        }
     }
 
     fn cache(&mut self) -> &mut Cache {
@@ -380,7 +387,11 @@ pub(crate) fn cap() -> usize {
 /// `None` if the cache's lock is taken (a walk that must not wait).
 pub(crate) fn get(id: &FileId, try_only: bool) -> Option<Arc<Entry>> {
     let mut l = if try_only {
-        Locked::try_new()?
+        let Some(l) = Locked::try_new() else {
+            stats::inc(Stat::TableLockBusy);
+            return None;
+        };
+        l
     } else {
         Locked::new()
     };

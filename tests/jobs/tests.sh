@@ -557,11 +557,42 @@ t_sec_exit_walk_no_read() {
 	return $r
 }
 
+# ... and only tries the table cache's lock.  With that lock held by a
+# kthread (the injection build exports it to unwind_race.ko), a program
+# whose tables are cached requests at its exit: the exit walk finds the
+# lock taken (table_lock_busy), goes on with frame pointers (exact:
+# t_deferred_exit's checks), and unlocks nothing it did not take: the
+# guard of a failed try once did, and unlocked the holder's mutex
+# ("bad unlock balance", lockdep).  The lock is free again after.
+t_sec_exit_walk_lock_busy() {
+	r=0
+	race_load || return 1
+	insmod $MODDIR/unwind_test.ko || r=1
+	$D64 task >/dev/null || r=1
+	busy0=$(stat table_lock_busy)
+	warn0=$(dmesg | grep -c 'bad unlock balance\|DEBUG_LOCKS_WARN_ON')
+	echo 1 >/sys/kernel/debug/unwind_race/hold_table_lock || r=1
+	$D64 exit || r=1
+	echo 0 >/sys/kernel/debug/unwind_race/hold_table_lock || r=1
+	busy=$(( $(stat table_lock_busy) - busy0 ))
+	diag "exit walk with the table lock held: $busy lookups found it taken"
+	expect_ge "lookups that found the table lock taken" $busy 1 || r=1
+	warn=$(( $(dmesg | grep -c 'bad unlock balance\|DEBUG_LOCKS_WARN_ON') - warn0 ))
+	expect_eq "lock warnings in dmesg" $warn 0 || r=1
+	hits0=$(stat table_hits)
+	$D64 exit || r=1
+	expect_ge "exit walks' table hits with the lock free" \
+		$(( $(stat table_hits) - hits0 )) 1 || r=1
+	rmmod unwind_test || r=1
+	race_unload || r=1
+	return $r
+}
+
 # io_uring's user workers are refused; the submitting task is not.
 t_sec_user_worker64() { $BIN/uworker64; }
 t_sec_user_worker32() { $BIN/uworker32; }
 
-T_RACE="t_sec_test_module_exit_stops_work t_sec_exit_walk_no_read t_sec_user_worker64 t_sec_user_worker32 t_sec_unload_released_task t_sec_userfaultfd t_sec_exec_walk_nofault t_sec_ldt_race t_sec_segment_bad_descriptor t_sec_reload_dequeued64 t_sec_reload_dequeued32 t_race_unload_trampoline64 t_race_unload_trampoline32 t_race_protocol64 t_race_protocol32 t_race_exec64 t_race_exec32 t_race_signal64 t_race_signal32"
+T_RACE="t_sec_test_module_exit_stops_work t_sec_exit_walk_no_read t_sec_exit_walk_lock_busy t_sec_user_worker64 t_sec_user_worker32 t_sec_unload_released_task t_sec_userfaultfd t_sec_exec_walk_nofault t_sec_ldt_race t_sec_segment_bad_descriptor t_sec_reload_dequeued64 t_sec_reload_dequeued32 t_race_unload_trampoline64 t_race_unload_trampoline32 t_race_protocol64 t_race_protocol32 t_race_exec64 t_race_exec32 t_race_signal64 t_race_signal32"
 
 # --- teardown -------------------------------------------------------
 

@@ -8,7 +8,9 @@
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/irq_work.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
@@ -329,6 +331,63 @@ static const struct file_operations race_fops = {
 	.compat_ioctl	= compat_ptr_ioctl,
 };
 
+/*
+ * hold_table_lock: while 1 is written, a kthread holds the table cache's
+ * lock, so the walks that must not wait find it taken (exit walks; see
+ * t_sec_exit_walk_lock_busy).
+ */
+static struct task_struct *race_holder;
+static DECLARE_COMPLETION(race_held);
+static DEFINE_MUTEX(race_holder_mutex);
+
+static int race_hold(void *unused)
+{
+	unwind_rs_table_cache_lock();
+	complete(&race_held);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(HZ / 100);
+	unwind_rs_table_cache_unlock();
+	return 0;
+}
+
+static void race_hold_stop(void)
+{
+	if (race_holder)
+		kthread_stop(race_holder);
+	race_holder = NULL;
+}
+
+static ssize_t race_hold_write(struct file *f, const char __user *buf,
+			       size_t n, loff_t *pos)
+{
+	struct task_struct *t;
+	bool hold;
+	int ret = kstrtobool_from_user(buf, n, &hold);
+
+	if (ret)
+		return ret;
+	mutex_lock(&race_holder_mutex);
+	if (!hold) {
+		race_hold_stop();
+	} else if (!race_holder) {
+		reinit_completion(&race_held);
+		t = kthread_run(race_hold, NULL, "race_hold");
+		if (IS_ERR(t)) {
+			ret = PTR_ERR(t);
+		} else {
+			race_holder = t;
+			wait_for_completion(&race_held);
+		}
+	}
+	mutex_unlock(&race_holder_mutex);
+	return ret ? ret : n;
+}
+
+static const struct file_operations race_hold_fops = {
+	.owner	= THIS_MODULE,
+	.write	= race_hold_write,
+};
+
 static int __init race_init(void)
 {
 	int i, cpu, ret;
@@ -346,6 +405,8 @@ static int __init race_init(void)
 	race_dir = debugfs_create_dir("unwind_race", NULL);
 	/* _unsafe: the full proxy has no compat_ioctl; .owner pins us. */
 	debugfs_create_file_unsafe("ctl", 0600, race_dir, NULL, &race_fops);
+	debugfs_create_file("hold_table_lock", 0200, race_dir, NULL,
+			    &race_hold_fops);
 	unwind_rs_inject_set(race_inject);
 	return 0;
 
@@ -361,6 +422,7 @@ static void __exit race_exit(void)
 
 	unwind_rs_inject_set(NULL);
 	debugfs_remove(race_dir);
+	race_hold_stop();
 	unregister_nmi_handler(NMI_LOCAL, "unwind_race");
 	for_each_possible_cpu(cpu)
 		irq_work_sync(per_cpu_ptr(&race_irq_work, cpu));
