@@ -27,6 +27,10 @@ use ehframe::{
     compile, hdr_info, EhError, HdrInfo, Stats, MAX_CIE_INSNS, MAX_PLT_BLOCKS,
     MAX_PLT_BLOCKS_TOTAL, MAX_STACK, WORK_BASE, WORK_PER_BYTE,
 };
+use ehframe::{
+    lookup, row_at, FnRow, Index, LookupError, Source, BLOCK_ENTRIES, MAX_FN_ROWS, MAX_PROBES,
+    MAX_STEPS, SCRATCH_LEN,
+};
 use std::collections::HashMap;
 use table::{Builder, CfaRule, Reg, Row, Rule, Table};
 use table_store::{row, sp, VecStore};
@@ -1694,6 +1698,9 @@ fn check(
     for &pc in probes {
         for d in [0u64, 1, 7, 16] {
             let _ = t.lookup(pc.wrapping_add(d));
+            // The same bytes looked up by function: bounded, no panic.
+            let steps = lazy(hdr, hdr_addr, eh, eh_addr, pc.wrapping_add(d)).2;
+            assert!(steps <= MAX_STEPS, "{steps}");
         }
     }
     let out = match r {
@@ -1981,4 +1988,251 @@ fn a_made_header_sorts_fdes_and_survives_bad_sections() {
         let out = run_synth(&b, eh_addr + start as u64);
         assert!(out.r.is_ok(), "{}: {:?}", f.name, out.r);
     }
+}
+
+// ---------------------------------------------------------------------
+// Lookup by function (`lookup.rs`): one FDE read through the header's
+// table, for files too large to compile whole.
+
+/// A file of two pieces, the header and `.eh_frame`, read by address.
+struct Mem<'a> {
+    parts: [(u64, &'a [u8]); 2],
+    reads: u64,
+}
+
+impl Source for Mem<'_> {
+    fn read(&mut self, addr: u64, buf: &mut [u8]) -> bool {
+        self.reads += 1;
+        for (a, b) in self.parts {
+            let Some(off) = addr.checked_sub(a) else { continue };
+            let Ok(off) = usize::try_from(off) else { continue };
+            if let Some(src) = b.get(off..).and_then(|r| r.get(..buf.len())) {
+                buf.copy_from_slice(src);
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// The rules of `pc` looked up by function: (rules and whether they
+/// change at `pc`, or why none; the function's start; the steps taken;
+/// the reads made).
+#[allow(clippy::type_complexity)]
+fn lazy_full(
+    hdr: &[u8],
+    hdr_addr: u64,
+    eh: &[u8],
+    eh_addr: u64,
+    pc: u64,
+) -> (Result<(Option<Row>, bool), LookupError>, u64, u64, u64) {
+    let mut steps = 0;
+    let mut src = Mem {
+        parts: [(hdr_addr, hdr), (eh_addr, eh)],
+        reads: 0,
+    };
+    let Ok(idx) = Index::parse(hdr, hdr_addr, hdr.len() as u64) else {
+        return (Err(LookupError::NotFound), 0, 0, 0);
+    };
+    let mut scratch = vec![0u8; SCRATCH_LEN];
+    let mut rows = vec![
+        FnRow {
+            off: 0,
+            row: None,
+            plt: None
+        };
+        MAX_FN_ROWS
+    ];
+    let r = lookup(&idx, &mut src, pc, &mut scratch, &mut rows, &mut steps);
+    let (r, start) = match r {
+        Ok(f) => {
+            assert!(f.rows <= MAX_FN_ROWS && f.start <= pc && pc < f.end);
+            assert!(rows[..f.rows].windows(2).all(|w| w[0].off < w[1].off));
+            let r = row_at(&rows[..f.rows], f.start, pc).ok_or(LookupError::NotFound);
+            (r, f.start)
+        }
+        Err(e) => (Err(e), 0),
+    };
+    (r, start, steps, src.reads)
+}
+
+fn lazy(
+    hdr: &[u8],
+    hdr_addr: u64,
+    eh: &[u8],
+    eh_addr: u64,
+    pc: u64,
+) -> (Result<(Option<Row>, bool), LookupError>, u64, u64) {
+    let (r, start, steps, _) = lazy_full(hdr, hdr_addr, eh, eh_addr, pc);
+    (r, start, steps)
+}
+
+#[test]
+fn lookup_by_function_equals_the_whole_compile_on_real_sections() {
+    let mut pcs = 0u64;
+    let mut max_steps = 0;
+    let mut max_reads = 0;
+    for fx in fixtures() {
+        let (hdr_addr, eh_addr) = fx.addrs();
+        let o = fx.compiled();
+        let t = o.table();
+        let (_, fdes) = parse_interp(fx.txt);
+        for f in &fdes {
+            for pc in f.pc.0..=f.pc.1 {
+                let (got, start, steps, reads) =
+                    lazy_full(fx.hdr, hdr_addr, fx.eh, eh_addr, pc);
+                max_steps = max_steps.max(steps);
+                max_reads = max_reads.max(reads);
+                let want = t.lookup_entry(pc);
+                match (got, want) {
+                    (Ok((row, starts)), Some((i, cstarts))) => {
+                        assert_eq!(row, i.and_then(|i| t.row(i)), "{} {pc:#x}", fx.name);
+                        // The whole table merges equal rules across a
+                        // function's start; a lookup sees the start.
+                        assert!(
+                            starts == cstarts || (starts && pc == start),
+                            "{} {pc:#x}",
+                            fx.name
+                        );
+                    }
+                    // Past the last function, or in a gap: no rules.
+                    (Err(LookupError::NotFound), w) => {
+                        assert_eq!(pc, f.pc.1, "{} {pc:#x}", fx.name);
+                        assert!(w.is_none_or(|(i, _)| i.is_none()), "{} {pc:#x}", fx.name);
+                    }
+                    (g, w) => panic!("{} {pc:#x}: {g:?} vs {w:?}", fx.name),
+                }
+                pcs += 1;
+            }
+        }
+    }
+    eprintln!("{pcs} PCs, at most {max_steps} steps and {max_reads} reads a lookup");
+    assert!(pcs > 400_000);
+    // A probe per halving above a block, the block, the FDE and its CIE
+    // (each its length, then its bytes).
+    assert!(max_reads <= MAX_PROBES + 5, "{max_reads}");
+    assert!(max_steps <= MAX_STEPS);
+}
+
+#[test]
+fn lookup_by_function_reads_log_n_entries() {
+    // 2^20 one-block functions: the search reads 13 entries, then a
+    // block, whatever the PC.
+    let n = 1u64 << 20;
+    let mut eh = Eh::new(0x1000_0000);
+    let c = eh.cie(&gcc_cie());
+    let f = eh.fde(c, 0x40_0000, 16, &[0x41, 0x0e, 16]);
+    let fde = eh.fde_addr(f);
+    // Every entry names the same FDE: only the one at its own location is
+    // not lying.
+    let entries: Vec<(u64, u64)> = (0..n).map(|i| (0x40_0000 + 16 * i, fde)).collect();
+    let h = hdr(HDR_ADDR, eh.addr, &entries);
+    for pc in [0x40_0000, 0x40_0001, 0x40_0000 + 16 * (n / 2) + 3, 0x40_0000 + 16 * n - 1] {
+        let (r, _, steps, reads) = lazy_full(&h, HDR_ADDR, &eh.bytes, eh.addr, pc);
+        let probes = (n / BLOCK_ENTRIES as u64).ilog2() as u64;
+        assert!(steps <= probes + 1 + BLOCK_ENTRIES as u64 + 64, "{steps}");
+        assert!(reads <= probes + 6, "{reads}");
+        if pc < 0x40_0010 {
+            let want = if pc == 0x40_0000 { sp(8) } else { sp(16) };
+            assert_eq!(r, Ok((Some(row(want, None)), pc == 0x40_0000 || pc == 0x40_0001)));
+        } else {
+            assert_eq!(r, Err(LookupError::Lying), "{pc:#x}");
+        }
+    }
+    // Before the first function, and an empty table.
+    assert_eq!(
+        lazy(&h, HDR_ADDR, &eh.bytes, eh.addr, 0x3f_ffff).0,
+        Err(LookupError::NotFound)
+    );
+    let h0 = hdr(HDR_ADDR, eh.addr, &[]);
+    assert_eq!(
+        lazy(&h0, HDR_ADDR, &eh.bytes, eh.addr, 0x40_0000).0,
+        Err(LookupError::NotFound)
+    );
+    // A header whose table runs past its bytes is refused.
+    assert!(Index::parse(&h[..h.len() - 1], HDR_ADDR, h.len() as u64 - 1).is_err());
+}
+
+#[test]
+fn lookup_by_function_gives_plt_rows_by_arithmetic() {
+    // A PLT far over the whole compile's caps: one row kept, the right
+    // CFA at every PC.
+    let mut eh = Eh::new(EH_ADDR);
+    let c = eh.cie(&gcc_cie());
+    let big = MAX_PLT_BLOCKS_TOTAL * 16 * 4;
+    let mut p = vec![0x0e, 16, 0x46, 0x0e, 24, 0x4a];
+    p.extend(plt_expr(8, 11));
+    let f = eh.fde(c, 0x10_0000, big, &p);
+    let h = hdr(HDR_ADDR, EH_ADDR, &[(0x10_0000, eh.fde_addr(f))]);
+    let at = |pc: u64| lazy(&h, HDR_ADDR, &eh.bytes, EH_ADDR, pc).0;
+    assert_eq!(at(0x10_0005), Ok((Some(row(sp(16), None)), false)));
+    assert_eq!(at(0x10_0006), Ok((Some(row(sp(24), None)), true)));
+    let mut rng = Rng(7);
+    for _ in 0..10_000 {
+        let pc = 0x10_0010 + rng.below(big as usize - 16) as u64;
+        let want = if pc & 15 >= 11 { 16 } else { 8 };
+        let starts = pc & 15 == 0 || pc & 15 == 11;
+        assert_eq!(at(pc), Ok((Some(row(sp(want), None)), starts)), "{pc:#x}");
+    }
+    assert_eq!(at(0x10_0000 + big), Err(LookupError::NotFound));
+    // The whole compile refuses it.
+    let o = run(&h, HDR_ADDR, &eh.bytes, EH_ADDR);
+    assert_eq!(o.at(0x10_0020), None);
+}
+
+#[test]
+fn lookup_by_function_is_bounded_on_hostile_inputs() {
+    // The review's first input: a header listing one failing PLT FDE (its
+    // program fails after the expression) many times.  A lookup runs one
+    // FDE, whatever the header repeats.
+    let mut eh = Eh::new(EH_ADDR);
+    let c = eh.cie(&gcc_cie());
+    let mut p = plt_expr(8, 11);
+    p.push(0x3f); // DW_CFA_hi_user: no such instruction.
+    let f = eh.fde(c, 0x10_0000, MAX_PLT_BLOCKS * 16, &p);
+    let entries = vec![(0x10_0000, eh.fde_addr(f)); 1 << 18];
+    // Its 2 MiB header where it overlaps nothing.
+    let far = 0x4000_0000;
+    let h = hdr(far, EH_ADDR, &entries);
+    let (r, _, steps) = lazy(&h, far, &eh.bytes, EH_ADDR, 0x10_0100);
+    assert_eq!(r, Err(LookupError::Program));
+    assert!(steps <= MAX_STEPS, "{steps}");
+    // The longest FDE read, a program of nops and advances: one step a
+    // byte, its rows capped.
+    let mut eh = Eh::new(EH_ADDR);
+    let c = eh.cie(&gcc_cie());
+    let mut p = Vec::new();
+    while p.len() < 60_000 {
+        p.extend([0x41, 0x0e, 16, 0x41, 0x0e, 24]);
+    }
+    let f = eh.fde(c, 0x10_0000, 1 << 20, &p);
+    let h = hdr(HDR_ADDR, EH_ADDR, &[(0x10_0000, eh.fde_addr(f))]);
+    let (r, _, steps) = lazy(&h, HDR_ADDR, &eh.bytes, EH_ADDR, 0x10_0000);
+    assert_eq!(r, Err(LookupError::TooBig));
+    assert!(steps <= MAX_STEPS, "{steps}");
+    // Past the length read: refused, not read.
+    let mut p = vec![0u8; 70_000];
+    p[0] = 0x41;
+    let f = eh.fde(c, 0x10_0000, 16, &p);
+    let h = hdr(HDR_ADDR, EH_ADDR, &[(0x10_0000, eh.fde_addr(f))]);
+    assert_eq!(
+        lazy(&h, HDR_ADDR, &eh.bytes, EH_ADDR, 0x10_0000).0,
+        Err(LookupError::Fde)
+    );
+}
+
+#[test]
+fn row_at_edges() {
+    let r = |off, cfa| FnRow {
+        off,
+        row: Some(row(sp(cfa), None)),
+        plt: None,
+    };
+    let rows = [r(0, 8), r(1, 16), r(10, 8)];
+    assert_eq!(row_at(&rows, 0x1000, 0xfff), None);
+    assert_eq!(row_at(&rows, 0x1000, 0x1000), Some((Some(row(sp(8), None)), true)));
+    assert_eq!(row_at(&rows, 0x1000, 0x1005), Some((Some(row(sp(16), None)), false)));
+    assert_eq!(row_at(&rows, 0x1000, 0x100a), Some((Some(row(sp(8), None)), true)));
+    assert_eq!(row_at(&[], 0x1000, 0x1000), None);
+    assert_eq!(row_at(&rows, 0x1000, 0x1000 + (1 << 33)), None);
 }

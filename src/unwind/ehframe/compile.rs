@@ -97,7 +97,7 @@ impl Stats {
 }
 
 /// The CFA rule of `reg + off`, if the engine can express it.
-fn cfa_rule(reg: u16, off: i64) -> Option<CfaRule> {
+pub(super) fn cfa_rule(reg: u16, off: i64) -> Option<CfaRule> {
     let reg = u8::try_from(reg).ok().filter(|&r| r <= 16)?;
     Some(CfaRule {
         reg: Reg::from_dwarf(reg),
@@ -108,7 +108,7 @@ fn cfa_rule(reg: u16, off: i64) -> Option<CfaRule> {
 
 /// The engine's row for `st` with CFA rule `cfa`; `None` where the rules
 /// cannot be expressed (they are refused, not approximated).
-fn row_of(st: &State, cfa: Option<CfaRule>, signal: bool) -> Option<Row> {
+pub(super) fn row_of(st: &State, cfa: Option<CfaRule>, signal: bool) -> Option<Row> {
     let ra = match st.ra {
         RegState::AtCfa(o) => Some(Rule::AtCfa(o)),
         RegState::Undefined => None,
@@ -215,7 +215,7 @@ impl From<Skip> for Fail {
 }
 
 /// Why one entry was skipped.
-enum Skip {
+pub(super) enum Skip {
     Outside,
     Fde,
     Cie,
@@ -298,7 +298,7 @@ pub fn compile<S: Storage>(
 }
 
 /// The CIE at `off` and the machine after its instructions.
-fn cie_machine<'a>(
+pub(super) fn cie_machine<'a>(
     eh: &'a [u8],
     eh_addr: u64,
     off: usize,

@@ -44,7 +44,7 @@ fn hdr_err(e: ReadError) -> EhError {
 }
 
 /// The fixed part of the header: what it says and the table's offset.
-fn head(hdr: &[u8], addr: u64) -> Result<(HdrInfo, usize), EhError> {
+pub(super) fn head(hdr: &[u8], addr: u64) -> Result<(HdrInfo, usize), EhError> {
     let mut r = Reader::new(hdr, addr);
     let version = r.u8().map_err(hdr_err)?;
     let ptr_enc = r.u8().map_err(hdr_err)?;

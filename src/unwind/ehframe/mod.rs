@@ -47,6 +47,8 @@
 //! - `hdr.rs`: `.eh_frame_hdr`; `entry.rs`: CIE/FDE framing;
 //! - `cie.rs`, `fde.rs`: parsing; `cfa.rs`: the CFA interpreter;
 //! - `compile.rs`: the rows, into a [`super::table::Builder`];
+//! - `lookup.rs`: one function's rows, found through the header's table
+//!   and read piece by piece (files too large to compile whole);
 //! - `scan.rs`: a header made for an `.eh_frame` that has none (static
 //!   executables: ld writes `.eh_frame_hdr` only with `--eh-frame-hdr`);
 //! - `error.rs`: why a header was refused.
@@ -58,11 +60,14 @@ mod entry;
 mod error;
 mod fde;
 mod hdr;
+mod lookup;
 mod reader;
 mod scan;
 
 pub use compile::compile;
 pub use hdr::{hdr_info, ENTRY_LEN};
+pub use lookup::{lookup, row_at, FnRow, Index, LookupError, Source};
+pub use lookup::{MAX_FN_ROWS, SCRATCH_LEN};
 pub use scan::{count_fdes, synth_hdr, SYNTH_HEAD_LEN};
 
 // The rest of the API: what callers may name (the types of the results)
@@ -77,3 +82,5 @@ pub use compile::{Stats, MAX_PLT_BLOCKS, MAX_PLT_BLOCKS_TOTAL, WORK_BASE, WORK_P
 pub use error::EhError;
 #[cfg(test)]
 pub use hdr::HdrInfo;
+#[cfg(test)]
+pub use lookup::{BLOCK_ENTRIES, MAX_PROBES, MAX_STEPS};

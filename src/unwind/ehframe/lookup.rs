@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One function's rows, looked up through `.eh_frame_hdr`'s sorted table
+//! and read from the file piece by piece: no whole section is read or
+//! compiled, so the cost of a lookup does not grow with the file.
+//!
+//! A lookup reads, through a [`Source`] (the file, never user memory):
+//! at most [`MAX_PROBES`] table entries of 8 bytes while the search range
+//! is wider than [`BLOCK_ENTRIES`], then that block; the FDE the search
+//! found (at most [`MAX_FDE_LEN`] bytes) and its CIE (at most
+//! [`MAX_CIE_LEN`]).  It runs the CIE's and the FDE's CFA programs once,
+//! each instruction taking at least one byte of them, and keeps the
+//! function's rows (at most [`MAX_FN_ROWS`]).  So its work is bounded by
+//! construction: [`MAX_STEPS`] steps (probes, block entries and
+//! instructions), whatever the file.  The PLT expression gives its row
+//! by arithmetic at [`row_at`], not by one row per 16-byte block.
+//!
+//! The checks are the whole-file compiler's, per function: the FDE's
+//! `pc_begin` must be the table's location (a header that lies is not
+//! believed), its CIE usable, its program valid; a function that fails
+//! any has no rows, and the caller falls back to frame pointers for that
+//! frame.  What only a whole-file pass can see (an FDE overlapping the
+//! one before it, an unsorted table) is not checked: a binary search over
+//! a table that is not sorted finds some entry or none, and that entry's
+//! FDE must still cover the PC.
+
+use super::super::table::Row;
+use super::cfa::{CfaState, Ctx, RunError, State};
+use super::compile::{cfa_rule, cie_machine, row_of};
+use super::entry::entry;
+use super::error::EhError;
+use super::fde::parse_body;
+use super::hdr::{head, ENTRY_LEN};
+
+/// The most bytes of one FDE read (length fields included).  Real FDEs
+/// have tens of bytes; the largest in Debian's libLLVM has a few KiB.
+pub const MAX_FDE_LEN: usize = 1 << 16;
+/// The most bytes of one CIE read (length fields included).
+pub const MAX_CIE_LEN: usize = 512;
+/// Table entries read at once when the search is that narrow.
+pub const BLOCK_ENTRIES: u32 = 128;
+/// The most single-entry probes: 2^32 entries, halved each time, narrow
+/// to a block in at most this many.
+pub const MAX_PROBES: u64 = 32;
+/// The most rows kept for one function; a function with more has none.
+pub const MAX_FN_ROWS: usize = 2048;
+/// The scratch bytes a lookup needs: the final block, or a CIE and an
+/// FDE side by side.
+pub const SCRATCH_LEN: usize = MAX_CIE_LEN + MAX_FDE_LEN;
+/// The most steps of one lookup: probes, the block's entries, and one
+/// per byte of CFA program (each instruction is at least one byte).
+pub const MAX_STEPS: u64 = MAX_PROBES + BLOCK_ENTRIES as u64 + (MAX_CIE_LEN + MAX_FDE_LEN) as u64;
+
+// The final block must fit the scratch bytes.
+const _: () = assert!(BLOCK_ENTRIES as usize * ENTRY_LEN <= SCRATCH_LEN);
+
+/// Where a lookup reads the file's bytes, by link-time address.
+pub trait Source {
+    /// Fills `buf` with the bytes at link-time address `addr`; false if
+    /// they cannot be read (not in the file, or an I/O error).
+    fn read(&mut self, addr: u64, buf: &mut [u8]) -> bool;
+}
+
+/// Why a lookup gave no rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LookupError {
+    /// A read failed: not cached, tried again next time.
+    Read,
+    /// No FDE covers the PC (before the first, in a gap, or after the
+    /// last function).
+    NotFound,
+    /// The FDE is malformed, too long, or not where the table says.
+    Fde,
+    /// Its CIE is unusable.
+    Cie,
+    /// The FDE's `pc_begin` is not the table's location.
+    Lying,
+    /// The CFA program is malformed.
+    Program,
+    /// More than [`MAX_FN_ROWS`] rows, or a function of 4 GiB or more.
+    TooBig,
+}
+
+/// The searchable part of a header: where its table is and how long.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Index {
+    /// The header's link-time address (the table's `datarel` base).
+    pub hdr_addr: u64,
+    /// The link-time address of the table's first entry.
+    pub table_addr: u64,
+    /// The number of entries.
+    pub fde_count: u32,
+    /// The link-time address of `.eh_frame`.
+    pub eh_frame_addr: u64,
+}
+
+impl Index {
+    /// The index of the header whose first bytes are `head_bytes` (at
+    /// least the fixed part: 4 bytes and two encoded values), loaded at
+    /// `hdr_addr`, `hdr_len` bytes long: the table must fit in it.
+    pub fn parse(head_bytes: &[u8], hdr_addr: u64, hdr_len: u64) -> Result<Self, EhError> {
+        let (info, at) = head(head_bytes, hdr_addr)?;
+        let end = (info.fde_count as u64)
+            .checked_mul(ENTRY_LEN as u64)
+            .and_then(|n| n.checked_add(at as u64))
+            .ok_or(EhError::Truncated)?;
+        if end > hdr_len {
+            return Err(EhError::Truncated);
+        }
+        Ok(Index {
+            hdr_addr,
+            table_addr: hdr_addr.wrapping_add(at as u64),
+            fde_count: info.fde_count,
+            eh_frame_addr: info.eh_frame_addr,
+        })
+    }
+
+    fn decode(&self, e: &[u8]) -> Option<(u64, u64)> {
+        let w = |b: Option<&[u8]>| -> Option<i64> {
+            Some(i32::from_le_bytes(b?.try_into().ok()?) as i64)
+        };
+        Some((
+            self.hdr_addr.wrapping_add_signed(w(e.get(0..4))?),
+            self.hdr_addr.wrapping_add_signed(w(e.get(4..8))?),
+        ))
+    }
+
+    fn entry_addr(&self, i: u32) -> u64 {
+        self.table_addr
+            .wrapping_add((i as u64).wrapping_mul(ENTRY_LEN as u64))
+    }
+
+    /// The last entry whose location is at or below `pc`: (location,
+    /// FDE address).  At most [`MAX_PROBES`] reads of one entry, then one
+    /// of at most [`BLOCK_ENTRIES`]; `steps` counts entries read.
+    pub fn find<S: Source>(
+        &self,
+        src: &mut S,
+        pc: u64,
+        scratch: &mut [u8],
+        steps: &mut u64,
+    ) -> Result<(u64, u64), LookupError> {
+        // The answer is entry `hi - 1`, with `hi` the first entry whose
+        // location is above `pc`: it lies in `[lo, hi]`.
+        let (mut lo, mut hi) = (0u32, self.fde_count);
+        // Entry `lo - 1`, once a probe read it.
+        let mut below = None;
+        let mut probes = 0;
+        while hi - lo > BLOCK_ENTRIES && probes < MAX_PROBES {
+            probes += 1;
+            *steps = steps.saturating_add(1);
+            let mid = lo + (hi - lo) / 2;
+            let mut e = [0u8; ENTRY_LEN];
+            if !src.read(self.entry_addr(mid), &mut e) {
+                return Err(LookupError::Read);
+            }
+            let (loc, fde) = self.decode(&e).ok_or(LookupError::Read)?;
+            if loc <= pc {
+                lo = mid + 1;
+                below = Some((loc, fde));
+            } else {
+                hi = mid;
+            }
+        }
+        // Halving from at most 2^32 entries narrows to a block within
+        // MAX_PROBES; anything else is a bug, not a long search.
+        let n = (hi - lo).min(BLOCK_ENTRIES) as usize;
+        let block = scratch
+            .get_mut(..n * ENTRY_LEN)
+            .ok_or(LookupError::Read)?;
+        if n > 0 && !src.read(self.entry_addr(lo), block) {
+            return Err(LookupError::Read);
+        }
+        *steps = steps.saturating_add(n as u64);
+        // Every entry of the block above `pc`: the one before it is the
+        // answer (none before the first).
+        let mut found = below;
+        for e in block.chunks_exact(ENTRY_LEN) {
+            let (loc, fde) = self.decode(e).ok_or(LookupError::Read)?;
+            if loc > pc {
+                break;
+            }
+            found = Some((loc, fde));
+        }
+        found.ok_or(LookupError::NotFound)
+    }
+}
+
+/// The rules of a function from `off` bytes after its start on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FnRow {
+    /// The offset from the function's start.
+    pub off: u32,
+    /// The rules; `None`: none (frame pointers decide).
+    pub row: Option<Row>,
+    /// The PLT expression: from byte `n` of each 16-byte block on, the
+    /// CFA is 8 more than `row` says (`None`: not a PLT range).
+    pub plt: Option<u8>,
+}
+
+/// A function a lookup found: `[start, end)` and its rows, the first
+/// `rows` of the caller's buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Function {
+    /// The first address (link-time).
+    pub start: u64,
+    /// Past the last address.
+    pub end: u64,
+    /// The rows written.
+    pub rows: usize,
+}
+
+/// Reads the CIE or FDE at `addr` into `buf`: its length first, then the
+/// whole entry if it fits.  Returns its bytes.
+fn read_entry<'b, S: Source>(
+    src: &mut S,
+    addr: u64,
+    buf: &'b mut [u8],
+) -> Result<&'b [u8], ()> {
+    let mut len = [0u8; 12];
+    // The 4-byte length, and the 8-byte one if it is 0xffffffff.
+    if !src.read(addr, &mut len[..4]) {
+        return Err(());
+    }
+    let short = u32::from_le_bytes([len[0], len[1], len[2], len[3]]);
+    let total = if short == 0xffff_ffff {
+        if !src.read(addr.wrapping_add(4), &mut len[4..12]) {
+            return Err(());
+        }
+        let l: [u8; 8] = len[4..12].try_into().map_err(|_| ())?;
+        u64::from_le_bytes(l).checked_add(12)
+    } else {
+        (short as u64).checked_add(4)
+    };
+    let total = total
+        .and_then(|t| usize::try_from(t).ok())
+        .filter(|&t| t <= buf.len())
+        .ok_or(())?;
+    let out = buf.get_mut(..total).ok_or(())?;
+    if !src.read(addr, out) {
+        return Err(());
+    }
+    Ok(out)
+}
+
+/// Appends the rules `st` over `[lo, hi)` of a function at `start`:
+/// equal neighbours merge, a later row at the same offset wins.
+fn push(
+    out: &mut [FnRow],
+    n: &mut usize,
+    start: u64,
+    lo: u64,
+    st: &State,
+    signal: bool,
+) -> Result<(), LookupError> {
+    let (row, plt) = match st.cfa {
+        CfaState::Reg { reg, off } => (row_of(st, cfa_rule(reg, off), signal), None),
+        CfaState::Plt { k, n } => (row_of(st, cfa_rule(7, k as i64), signal), Some(n)),
+        CfaState::Other => (None, None),
+    };
+    let off = u32::try_from(lo.wrapping_sub(start)).map_err(|_| LookupError::TooBig)?;
+    let new = FnRow { off, row, plt };
+    if let Some(last) = n.checked_sub(1).and_then(|i| out.get_mut(i)) {
+        if last.row == row && last.plt == plt {
+            return Ok(());
+        }
+        if last.off == off {
+            *last = new;
+            return Ok(());
+        }
+    }
+    *out.get_mut(*n).ok_or(LookupError::TooBig)? = new;
+    *n += 1;
+    Ok(())
+}
+
+/// The rows of the function at `pc`: found in the table, its FDE and CIE
+/// read into `scratch` (at least [`SCRATCH_LEN`] bytes), its program run
+/// into `out` (at most [`MAX_FN_ROWS`] are used).  `steps` counts the
+/// work: at most [`MAX_STEPS`] per call.
+pub fn lookup<S: Source>(
+    idx: &Index,
+    src: &mut S,
+    pc: u64,
+    scratch: &mut [u8],
+    out: &mut [FnRow],
+    steps: &mut u64,
+) -> Result<Function, LookupError> {
+    let (loc, fde_addr) = idx.find(src, pc, scratch, steps)?;
+    if scratch.len() < SCRATCH_LEN {
+        return Err(LookupError::Read);
+    }
+    let (cie_buf, fde_buf) = scratch.split_at_mut(MAX_CIE_LEN);
+    let fde_bytes = read_entry(src, fde_addr, fde_buf).map_err(|_| LookupError::Fde)?;
+    let e = entry(fde_bytes, fde_addr, 0).map_err(|_| LookupError::Fde)?;
+    if e.id == 0 {
+        return Err(LookupError::Fde);
+    }
+    // The CIE pointer counts back from its own field.
+    let cie_addr = fde_addr
+        .wrapping_add(e.id_off as u64)
+        .wrapping_sub(e.id as u64);
+    let cie_bytes = read_entry(src, cie_addr, cie_buf).map_err(|_| LookupError::Cie)?;
+    let mut work = 0u64;
+    let (cie, base) =
+        cie_machine(cie_bytes, cie_addr, 0, &mut work).map_err(|_| LookupError::Cie)?;
+    let fde = parse_body(e.body, cie).map_err(|_| LookupError::Fde)?;
+    if fde.pc_begin != loc {
+        return Err(LookupError::Lying);
+    }
+    let start = fde.pc_begin;
+    let end = start.checked_add(fde.pc_range).ok_or(LookupError::TooBig)?;
+    if fde.pc_range > u32::MAX as u64 {
+        return Err(LookupError::TooBig);
+    }
+    if !(start..end).contains(&pc) {
+        return Err(LookupError::NotFound);
+    }
+    let ctx = Ctx {
+        code_align: cie.code_align,
+        data_align: cie.data_align,
+        fde_enc: cie.fde_enc,
+        in_cie: false,
+    };
+    let mut m = base;
+    m.loc = start;
+    let signal = cie.signal;
+    let mut n = 0usize;
+    let out = out.get_mut(..MAX_FN_ROWS.min(out.len())).unwrap_or(&mut []);
+    let r = m.run(fde.insns, &ctx, &mut work, |lo, hi, st| {
+        if lo.min(end) < hi.min(end) {
+            push(out, &mut n, start, lo, st, signal)
+        } else {
+            Ok(())
+        }
+    });
+    *steps = steps.saturating_add(work);
+    match r {
+        Ok(()) => {}
+        Err(RunError::Sink(e)) => return Err(e),
+        Err(RunError::Prog(_)) => return Err(LookupError::Program),
+    }
+    if m.loc < end {
+        let last = m.state;
+        push(out, &mut n, start, m.loc, &last, signal)?;
+    }
+    Ok(Function {
+        start,
+        end,
+        rows: n,
+    })
+}
+
+/// The rules for `pc` in a function at `start` with `rows`, and whether
+/// they change at `pc` (a row or, in a PLT range, a block's rule starts
+/// there); `None` before the first row.
+pub fn row_at(rows: &[FnRow], start: u64, pc: u64) -> Option<(Option<Row>, bool)> {
+    let off = u32::try_from(pc.checked_sub(start)?).ok()?;
+    let i = rows.partition_point(|r| r.off <= off).checked_sub(1)?;
+    let r = rows.get(i)?;
+    let mut starts = r.off == off;
+    let row = match (r.row, r.plt) {
+        (Some(mut row), Some(n)) => {
+            let b = (pc & 15) as u8;
+            starts |= b == 0 || b == n;
+            if b < n {
+                Some(row)
+            } else {
+                row.cfa.offset.checked_add(8).map(|o| {
+                    row.cfa.offset = o;
+                    row
+                })
+            }
+        }
+        (row, _) => row,
+    };
+    Some((row, starts))
+}
