@@ -67,6 +67,10 @@ stats! {
     MapLookups => "map_lookups",
     TableBytesHeld => "table_bytes_held",
     TableLockBusy => "table_lock_busy",
+    FnTables => "fn_tables",
+    FnReads => "fn_reads",
+    FnRejects => "fn_rejects",
+    FnEvictions => "fn_evictions",
 }
 
 const N: usize = NAMES.len();

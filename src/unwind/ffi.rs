@@ -34,6 +34,8 @@ extern "C" {
     pub(crate) fn unwind_rs_read_word_nofault(addr: c_ulong, out: *mut c_ulong) -> c_int;
     /// The `table_cache_kb` module parameter (also `sframe_cache_kb`).
     pub(crate) fn unwind_rs_table_cache_kb() -> c_uint;
+    /// The `table_compile_kb` module parameter.
+    pub(crate) fn unwind_rs_table_compile_kb() -> c_uint;
     /// The table cache's mutex.
     pub(crate) fn unwind_rs_table_cache_lock();
     /// The table cache's mutex if it is free.

@@ -35,6 +35,7 @@ mod sframe;
 mod table;
 mod table_cache;
 mod table_find;
+mod table_fns;
 mod table_read;
 mod walk;
 

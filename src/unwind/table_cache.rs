@@ -40,6 +40,7 @@ use kernel::{new_spinlock, pin_init};
 use super::elf::Segments;
 use super::ffi::{self, FileId};
 use super::table::{BuildError, Row, Storage, Table, DEDUP_SLOTS};
+use super::table_fns::Functions;
 use crate::sys::stats::{self, Stat};
 
 /// The most entries kept, whatever the cap: lookups scan the table.
@@ -66,6 +67,18 @@ pub(crate) struct Compiled {
 }
 
 impl Compiled {
+    /// A table with no entry: a file whose `.eh_frame` is looked up by
+    /// function has only its [`Tables::fns`].
+    pub(crate) fn empty(kind: Kind) -> Self {
+        Compiled {
+            kind,
+            base: 0,
+            starts: KVVec::new(),
+            index: KVVec::new(),
+            rows: KVVec::new(),
+        }
+    }
+
     /// The table, to look PCs up in.
     #[inline]
     pub(crate) fn table(&self) -> Table<'_> {
@@ -191,6 +204,10 @@ pub(crate) struct Tables {
     /// PCs SFrame does not describe (per frame: SFrame, `.eh_frame`,
     /// frame pointers).
     pub(crate) fallback: Option<Compiled>,
+    /// The file's `.eh_frame` looked up by function, where it is too
+    /// large to compile whole (`table_fns.rs`): for the PCs the tables
+    /// above do not describe.
+    pub(crate) fns: Option<Arc<Functions>>,
 }
 
 impl Tables {
@@ -206,7 +223,9 @@ impl Tables {
 
     /// The bytes its arrays were allocated.
     fn bytes(&self) -> usize {
-        self.table.bytes() + self.fallback.as_ref().map_or(0, |t| t.bytes())
+        self.table.bytes()
+            + self.fallback.as_ref().map_or(0, |t| t.bytes())
+            + self.fns.as_ref().map_or(0, |_| Functions::RESERVED)
     }
 }
 
@@ -237,17 +256,11 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    /// A new entry, with `table` and `fallback` if the file has a usable
-    /// table, charged to the current task's memory cgroup.
-    pub(crate) fn new(
-        id: FileId,
-        segs: Segments,
-        table: Option<Compiled>,
-        fallback: Option<Compiled>,
-    ) -> Result<Arc<Self>> {
-        let (tables, bytes) = match table {
-            Some(table) => {
-                let t = Tables { table, fallback };
+    /// A new entry, with its tables if the file has usable ones, charged
+    /// to the current task's memory cgroup.
+    pub(crate) fn new(id: FileId, segs: Segments, tables: Option<Tables>) -> Result<Arc<Self>> {
+        let (tables, bytes) = match tables {
+            Some(t) => {
                 let bytes = t.bytes();
                 let t = Arc::new(t, GFP_KERNEL_ACCOUNT)?;
                 stats::add(Stat::TableBytesHeld, bytes as u64);

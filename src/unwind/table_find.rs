@@ -46,7 +46,8 @@ use super::regs::UserRegs;
 use super::table::{row_hash, Common, Row, RowSlot, ROW_SLOTS};
 use super::table::{SLOT_FALLBACK, SLOT_OUTERMOST, SLOT_STARTS};
 use super::table_cache::{self as cache, Entry, Kind, Tables};
-use super::table_read::{entry_of, FileRef};
+use super::table_fns::Functions;
+use super::table_read::{entry_of, read_function, FileRef};
 use crate::sys::context;
 use crate::sys::stats::{self, Stat};
 
@@ -469,7 +470,13 @@ impl<'a> Memo<'a> {
         }
         let i = self.slot(pc)?;
         let v = self.view(i)?;
-        let (which, index, starts) = v.row_entry(pc)?;
+        let entry = v.row_entry(pc);
+        if !matches!(entry, Some((_, Some(_), _))) {
+            if let Some(fns) = v.tables.fns.clone() {
+                return self.lookup_fn(i, pc, topmost, &fns);
+            }
+        }
+        let (which, index, starts) = entry?;
         let Some(index) = index else {
             return Some((None, starts));
         };
@@ -490,6 +497,49 @@ impl<'a> Memo<'a> {
         let found = match common {
             Some(c) => Found::Common(c, kind),
             None => Found::Row(row, kind),
+        };
+        Some((Some(found), starts))
+    }
+
+    /// [`Memo::lookup`] where the file's `.eh_frame` is looked up by
+    /// function: the rows kept in `fns`, else read from the file (never
+    /// by a walk that must not wait).  The memo keeps only rows of the
+    /// common form (no index into a table to come back to).
+    #[inline(never)]
+    fn lookup_fn(
+        &mut self,
+        i: usize,
+        pc: usize,
+        topmost: bool,
+        fns: &Functions,
+    ) -> Option<(Option<Found>, bool)> {
+        let m = self.set.maps[i].as_ref()?;
+        let link = (pc as u64).wrapping_sub(m.bias);
+        let (row, starts) = match fns.row(link) {
+            Some(r) => r,
+            None if self.cached_only => return None,
+            None => read_function(pc, m.entry.as_deref()?, fns, link)?,
+        };
+        let Some(row) = row else {
+            return Some((None, starts));
+        };
+        let h = row_hash(pc as u64);
+        let common = Common::of(&row);
+        if let Some(c) = common {
+            if !(topmost && self.set.rows[h].pc != 0) {
+                self.set.rows[h] = RowSlot {
+                    pc: pc as u64,
+                    map: i as u8,
+                    flags: if starts { SLOT_STARTS } else { 0 },
+                    index: 0,
+                    common: c.pack(true),
+                };
+                self.set.dirty = true;
+            }
+        }
+        let found = match common {
+            Some(c) => Found::Common(c, Kind::EhFrame),
+            None => Found::Row(row, Kind::EhFrame),
         };
         Some((Some(found), starts))
     }

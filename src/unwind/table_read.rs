@@ -17,24 +17,28 @@
 //! whose SFrame is unusable falls back to its `.eh_frame`; one with both
 //! keeps both, `.eh_frame` for the PCs SFrame does not describe.
 
-use kernel::alloc::KVVec;
+use kernel::alloc::{KVVec, KVec};
 use kernel::bindings;
 use kernel::ffi::c_void;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
-use super::ehframe;
+use super::ehframe::{self, FnRow, Index, LookupError};
 use super::elf::{self, Ehdr, Phdr, Segments, EHDR_LEN, MAX_SHSTRTAB};
-use super::ffi::{self, FileId};
+use super::ffi::{self, FileId, VmaInfo};
 use super::sframe::{self, HEADER_LEN};
-use super::table::Builder;
+use super::table::{Builder, Row};
 use super::table_cache::{self as cache, Compiled, Entry, Kind, Store, Tables};
+use super::table_fns::Functions;
 use crate::sys::stats::{self, Stat};
 
 /// The largest section read, whatever the cap (clang's are ~9 MiB).
 const MAX_SECTION: usize = 32 << 20;
 /// The largest `.eh_frame_hdr` read (8 bytes per function: 4 Mi of them).
 const MAX_HDR: usize = 32 << 20;
+/// The bytes of `.eh_frame_hdr` read before its table: the fixed part
+/// (4 bytes and two encoded values of at most 8) fits.
+const HDR_HEAD: usize = 32;
 
 /// A reference to a `struct file`, dropped with `fput()`.
 ///
@@ -176,16 +180,45 @@ fn read_sframe(file: &FileRef, p: Phdr) -> core::result::Result<Compiled, Miss> 
     Ok(t)
 }
 
-/// Reads `.eh_frame_hdr` (`p`) and `.eh_frame`, and compiles them.
+/// A file's `.eh_frame`: compiled whole, or to be looked up by function.
+enum EhTable {
+    Whole(Compiled),
+    ByFunction(Index),
+}
+
+/// The `table_compile_kb` parameter in bytes.
+fn compile_limit() -> u64 {
+    // SAFETY: Reads a module parameter.
+    (unsafe { ffi::unwind_rs_table_compile_kb() } as u64).saturating_mul(1024)
+}
+
+/// Reads `.eh_frame_hdr` (`p`) and `.eh_frame`, and compiles them; or,
+/// if what would be read of `.eh_frame` is over `table_compile_kb`, only
+/// the header's fixed part: its functions are then read one at a time.
 #[inline(never)]
-fn read_ehframe(file: &FileRef, segs: &Segments, p: Phdr) -> core::result::Result<Compiled, Miss> {
+fn read_ehframe(file: &FileRef, segs: &Segments, p: Phdr) -> core::result::Result<EhTable, Miss> {
+    let mut head = [0u8; HDR_HEAD];
+    let n = usize::try_from(p.filesz).map_or(HDR_HEAD, |l| l.min(HDR_HEAD));
+    let head = head.get_mut(..n).ok_or(Miss::Bad)?;
+    if !file.read_exact(head, p.offset)? {
+        return Err(Miss::Bad);
+    }
+    let info = ehframe::hdr_info(head, p.vaddr).map_err(|_| Miss::Bad)?;
+    let (off, avail) = segs.file_range(info.eh_frame_addr).ok_or(Miss::Bad)?;
+    if avail > compile_limit() {
+        let index = Index::parse(head, p.vaddr, p.filesz).map_err(|_| Miss::Bad)?;
+        // The table is read where the file maps it, as `.eh_frame` is.
+        segs.file_range(p.vaddr)
+            .filter(|&(_, a)| a >= p.filesz)
+            .ok_or(Miss::Bad)?;
+        stats::inc(Stat::FnTables);
+        return Ok(EhTable::ByFunction(index));
+    }
     let hlen = usize::try_from(p.filesz).map_err(|_| Miss::Bad)?;
     if hlen > MAX_HDR {
         return Err(Miss::Bad);
     }
     let hdr = file.read_vec(p.offset, hlen)?;
-    let info = ehframe::hdr_info(&hdr, p.vaddr).map_err(|_| Miss::Bad)?;
-    let (off, avail) = segs.file_range(info.eh_frame_addr).ok_or(Miss::Bad)?;
     let len = usize::try_from(avail).map_or(MAX_SECTION, |a| a.min(MAX_SECTION));
     let eh = file.read_vec(off, len)?;
     stats::inc(Stat::EhframeReads);
@@ -195,7 +228,7 @@ fn read_ehframe(file: &FileRef, segs: &Segments, p: Phdr) -> core::result::Resul
             .map_err(|_| Miss::Bad)
     })?;
     stats::inc(Stat::EhframeSections);
-    Ok(t)
+    Ok(EhTable::Whole(t))
 }
 
 /// `.eh_frame` found by its section header, where no `PT_GNU_EH_FRAME`
@@ -235,10 +268,10 @@ fn read_ehframe_section(file: &FileRef, ehdr: &Ehdr) -> core::result::Result<Com
 }
 
 /// The `.eh_frame` table of `file`.
-fn read_eh(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Result<Compiled, Miss> {
+fn read_eh(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Result<EhTable, Miss> {
     match segs.eh_frame_hdr {
         Some(p) => read_ehframe(file, segs, p),
-        None => read_ehframe_section(file, ehdr),
+        None => read_ehframe_section(file, ehdr).map(EhTable::Whole),
     }
     .inspect_err(|e| {
         if matches!(e, Miss::Bad) {
@@ -250,11 +283,19 @@ fn read_eh(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Result
 /// The tables of `file`: SFrame, with `.eh_frame` for what SFrame does
 /// not describe; else `.eh_frame` alone.
 #[inline(never)]
-fn read_tables(
-    file: &FileRef,
-    ehdr: &Ehdr,
-    segs: &Segments,
-) -> core::result::Result<(Compiled, Option<Compiled>), Miss> {
+fn read_tables(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Result<Tables, Miss> {
+    let tables = |table, eh: Option<EhTable>| -> core::result::Result<Tables, Miss> {
+        let (fallback, fns) = match eh {
+            Some(EhTable::Whole(c)) => (Some(c), None),
+            Some(EhTable::ByFunction(i)) => (None, Some(Functions::new(i).map_err(|_| Miss::Io)?)),
+            None => (None, None),
+        };
+        Ok(Tables {
+            table,
+            fallback,
+            fns,
+        })
+    };
     if let Some(p) = segs.sframe {
         match read_sframe(file, p) {
             Ok(sf) => {
@@ -263,14 +304,17 @@ fn read_tables(
                     Err(Miss::None | Miss::Bad) => None,
                     Err(Miss::Io) => return Err(Miss::Io),
                 };
-                return Ok((sf, eh));
+                return tables(sf, eh);
             }
             Err(Miss::Bad) => stats::inc(Stat::SframeRejects),
             Err(Miss::None) => {}
             Err(Miss::Io) => return Err(Miss::Io),
         }
     }
-    Ok((read_eh(file, ehdr, segs)?, None))
+    match read_eh(file, ehdr, segs)? {
+        EhTable::Whole(c) => tables(c, None),
+        eh => tables(Compiled::empty(Kind::EhFrame), Some(eh)),
+    }
 }
 
 /// The cached entry of `file`'s current version, read if needed, with
@@ -297,11 +341,11 @@ pub(crate) fn entry_of(
     let (ehdr, segs) = match read_segments(file) {
         Ok(h) => h,
         Err(Miss::Io) => return None,
-        Err(Miss::None | Miss::Bad) => return insert(id, &Segments::EMPTY, None, None),
+        Err(Miss::None | Miss::Bad) => return insert(id, &Segments::EMPTY, None),
     };
     match read_tables(file, &ehdr, &segs) {
-        Ok((t, f)) => insert(id, &segs, Some(t), f),
-        Err(Miss::None | Miss::Bad) => insert(id, &segs, None, None),
+        Ok(t) => insert(id, &segs, Some(t)),
+        Err(Miss::None | Miss::Bad) => insert(id, &segs, None),
         Err(Miss::Io) => None,
     }
 }
@@ -312,11 +356,87 @@ pub(crate) fn entry_of(
 fn insert(
     id: FileId,
     segs: &Segments,
-    table: Option<Compiled>,
-    fallback: Option<Compiled>,
+    tables: Option<Tables>,
 ) -> Option<(Arc<Entry>, Option<Arc<Tables>>)> {
-    let e = Entry::new(id, *segs, table, fallback).ok()?;
+    let e = Entry::new(id, *segs, tables).ok()?;
     let pin = e.pin();
     cache::insert(&e);
     Some((e, pin))
+}
+
+/// A file's bytes by link-time address, through its `PT_LOAD`s.
+struct FileSource<'a> {
+    file: &'a FileRef,
+    segs: &'a Segments,
+}
+
+impl ehframe::Source for FileSource<'_> {
+    fn read(&mut self, addr: u64, buf: &mut [u8]) -> bool {
+        let Some((off, avail)) = self.segs.file_range(addr) else {
+            return false;
+        };
+        buf.len() as u64 <= avail && matches!(self.file.read_exact(buf, off), Ok(true))
+    }
+}
+
+/// The rules at `link` (a link-time address of the file mapped at `ip`)
+/// read from the file by function ([`ehframe::lookup`]), the function
+/// kept in `fns`; `None` if it cannot be read, or describes no function
+/// there (frame pointers then).  Task context that may sleep: it reads
+/// the file (the one `entry` describes, else nothing).  Out of line: it
+/// needs stack for the file reads.
+#[inline(never)]
+pub(crate) fn read_function(
+    ip: usize,
+    entry: &Entry,
+    fns: &Functions,
+    link: u64,
+) -> Option<(Option<Row>, bool)> {
+    let mut v = VmaInfo::default();
+    // SAFETY: Task context that may sleep (only walks that may fault read
+    // files); `v` is writable; a non-NULL result is a reference we own.
+    let file = unsafe { ffi::unwind_rs_vma_file(ip, &mut v, false) };
+    if file.is_null() {
+        return None;
+    }
+    // SAFETY: A non-NULL reference we own (above).
+    let file = unsafe { FileRef::new(file) };
+    // The mapping was replaced since the walk looked it up.
+    if file.id() != entry.id {
+        return None;
+    }
+    let mut scratch = KVVec::from_elem(0u8, ehframe::SCRATCH_LEN, GFP_KERNEL).ok()?;
+    let none = FnRow {
+        off: 0,
+        row: None,
+        plt: None,
+    };
+    let mut rows = KVVec::from_elem(none, ehframe::MAX_FN_ROWS, GFP_KERNEL).ok()?;
+    let mut src = FileSource {
+        file: &file,
+        segs: &entry.segs,
+    };
+    let mut steps = 0;
+    stats::inc(Stat::FnReads);
+    let f = match ehframe::lookup(
+        &fns.index,
+        &mut src,
+        link,
+        &mut scratch,
+        &mut rows,
+        &mut steps,
+    ) {
+        Ok(f) => f,
+        Err(LookupError::Read) => return None,
+        Err(_) => {
+            stats::inc(Stat::FnRejects);
+            return None;
+        }
+    };
+    let found = rows.get(..f.rows)?;
+    let r = ehframe::row_at(found, f.start, link).unwrap_or((None, false));
+    let mut kept = KVec::with_capacity(f.rows, GFP_KERNEL_ACCOUNT).ok()?;
+    kept.extend_from_slice(found, GFP_KERNEL_ACCOUNT).ok()?;
+    stats::add(Stat::FnEvictions, fns.insert(f.start, f.end, kept) as u64);
+    Some(r)
 }

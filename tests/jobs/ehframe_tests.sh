@@ -239,7 +239,48 @@ t_ehframe_perf_defer() {
 	return $r
 }
 
+# --- tables_: .eh_frame looked up one function at a time -------------
+
+# tables_reload [PARAMS]: the core module again, with PARAMS (an empty
+# table cache).
+tables_reload() {
+	rmmod unwind_test 2>/dev/null
+	unload_core || return 1
+	insmod $MODDIR/unwind_deferred.ko "$@" || return 1
+	insmod $MODDIR/unwind_test.ko
+}
+
+# With table_compile_kb=0 every .eh_frame with a header is looked up by
+# function (the path of files over 1 MiB, such as libLLVM): the .eh_frame
+# tests above are exact again, no section is compiled whole (the static
+# program without a header is not run: it has no sorted table), the
+# functions are read from the files, and what is kept stays under the cap.
+t_tables_by_function() {
+	eh_need || return 4
+	r=0
+	tables_reload table_compile_kb=0 || return 1
+	s0=$(ehs ehframe_sections)
+	for t in t_ehframe_chain_static t_ehframe_chain_static_pie t_ehframe_chain_dynamic \
+		t_ehframe_shared_dlopen t_ehframe_cxx t_ehframe_deferred \
+		t_ehframe_mixed_fp t_ehframe_mixed_sframe t_ehframe_prologue_epilogue \
+		t_ehframe_nocfi_entry; do
+		$t || { diag "$t failed with functions read one at a time"; r=1; }
+	done
+	s=$(( $(ehs ehframe_sections) - s0 ))
+	diag "files by function $(ehs fn_tables), functions read $(ehs fn_reads)," \
+		"rejected $(ehs fn_rejects), evicted $(ehs fn_evictions);" \
+		"sections compiled whole $s; cache $(ehs table_cache_bytes) bytes"
+	expect_eq "sections compiled whole" $s 0 || r=1
+	expect_ge "files looked up by function" $(ehs fn_tables) 4 || r=1
+	expect_ge "functions read" $(ehs fn_reads) 20 || r=1
+	expect_ge "table cache cap" $(( 4096 * 1024 )) $(ehs table_cache_bytes) || r=1
+	tables_reload || r=1
+	return $r
+}
+
+T_TABLES="t_tables_by_function"
+
 T_EHFRAME="t_ehframe_chain_static t_ehframe_chain_static_nohdr t_ehframe_chain_static_pie t_ehframe_chain_dynamic \
 	t_ehframe_shared_dlopen t_ehframe_cxx t_ehframe_deferred t_ehframe_mixed_fp \
 	t_ehframe_mixed_sframe t_ehframe_prologue_epilogue t_ehframe_nocfi_entry t_ehframe_hostile \
-	t_ehframe_counted t_ehframe_perf_defer"
+	t_ehframe_counted t_ehframe_perf_defer $T_TABLES"

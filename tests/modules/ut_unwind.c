@@ -54,6 +54,8 @@ static int ut_walk(struct ut_unwind *req, unsigned long *buf)
 			 */
 			state.sp = 8;
 			state.fp = 16;
+			/* The first call ended the walk: not done, to step again. */
+			state.done = false;
 			ret = unwind_user_next(&state);
 			if (ret != -EINVAL)
 				return ret ?: -EBADE;

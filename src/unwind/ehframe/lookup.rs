@@ -49,6 +49,7 @@ pub const MAX_FN_ROWS: usize = 2048;
 pub const SCRATCH_LEN: usize = MAX_CIE_LEN + MAX_FDE_LEN;
 /// The most steps of one lookup: probes, the block's entries, and one
 /// per byte of CFA program (each instruction is at least one byte).
+#[cfg_attr(not(test), allow(dead_code))] // The bound the host tests check.
 pub const MAX_STEPS: u64 = MAX_PROBES + BLOCK_ENTRIES as u64 + (MAX_CIE_LEN + MAX_FDE_LEN) as u64;
 
 // The final block must fit the scratch bytes.
@@ -165,9 +166,7 @@ impl Index {
         // Halving from at most 2^32 entries narrows to a block within
         // MAX_PROBES; anything else is a bug, not a long search.
         let n = (hi - lo).min(BLOCK_ENTRIES) as usize;
-        let block = scratch
-            .get_mut(..n * ENTRY_LEN)
-            .ok_or(LookupError::Read)?;
+        let block = scratch.get_mut(..n * ENTRY_LEN).ok_or(LookupError::Read)?;
         if n > 0 && !src.read(self.entry_addr(lo), block) {
             return Err(LookupError::Read);
         }
@@ -212,11 +211,7 @@ pub struct Function {
 
 /// Reads the CIE or FDE at `addr` into `buf`: its length first, then the
 /// whole entry if it fits.  Returns its bytes.
-fn read_entry<'b, S: Source>(
-    src: &mut S,
-    addr: u64,
-    buf: &'b mut [u8],
-) -> Result<&'b [u8], ()> {
+fn read_entry<'b, S: Source>(src: &mut S, addr: u64, buf: &'b mut [u8]) -> Result<&'b [u8], ()> {
     let mut len = [0u8; 12];
     // The 4-byte length, and the 8-byte one if it is 0xffffffff.
     if !src.read(addr, &mut len[..4]) {

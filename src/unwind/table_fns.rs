@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The functions of one file looked up one at a time ([`Functions`]):
+//! for an `.eh_frame` too large to compile whole (`table_compile_kb`),
+//! each function a walk meets is read from the file through the
+//! header's sorted table ([`ehframe::lookup`]) and its rows kept here, so
+//! memory follows the code that was walked, not the size of the file.
+//!
+//! At most [`MAX_FNS`] functions and [`ROW_BYTES`] bytes of rows per
+//! file, the least recently used going first; both are reserved up
+//! front ([`Functions::RESERVED`]) and counted against the table cache's
+//! cap with the file's entry, so the cap still bounds what tables hold.
+//! A spinlock guards the set: lookups hold it for one binary search, an
+//! insertion for a bounded move; nothing is allocated or read under it
+//! (a function's rows are read and allocated first).  Threads that miss
+//! the same function at once each read it (a bounded lookup each); the
+//! first insertion wins and the others' rows are dropped.
+
+use core::mem::size_of;
+use kernel::alloc::{KVVec, KVec};
+use kernel::prelude::*;
+use kernel::sync::{Arc, SpinLock};
+use kernel::{new_spinlock, pin_init};
+
+use super::ehframe::{row_at, FnRow, Index};
+use super::table::Row;
+
+/// The most functions kept per file.
+pub(crate) const MAX_FNS: usize = 1024;
+/// The most bytes of rows kept per file.
+pub(crate) const ROW_BYTES: usize = 192 << 10;
+/// What a function costs besides its rows: its slot and allocation slack.
+const FN_OVERHEAD: usize = 64;
+
+/// One function: `[start, end)` (link-time) and its rows.
+struct Function {
+    start: u64,
+    end: u64,
+    rows: KVec<FnRow>,
+    last_used: u64,
+}
+
+impl Function {
+    fn cost(&self) -> usize {
+        FN_OVERHEAD + self.rows.capacity() * size_of::<FnRow>()
+    }
+}
+
+/// The set under the lock.
+///
+/// # Invariants
+///
+/// `order` holds the indices of the `Some` slots of `slots`, sorted by
+/// their functions' starts, which do not overlap; `bytes` is the sum of
+/// their costs.  `slots` has `MAX_FNS` elements and `order` that
+/// capacity: neither ever allocates after `new()`.
+struct Set {
+    slots: KVVec<Option<Function>>,
+    order: KVVec<u16>,
+    bytes: usize,
+    clock: u64,
+}
+
+impl Set {
+    /// The position in `order` of the function at or below `pc`.
+    fn at_or_below(&self, pc: u64) -> Option<usize> {
+        let start = |k: &u16| {
+            self.slots
+                .get(*k as usize)
+                .and_then(|f| f.as_ref())
+                .map(|f| f.start)
+        };
+        self.order
+            .partition_point(|k| start(k).is_some_and(|s| s <= pc))
+            .checked_sub(1)
+    }
+
+    fn function(&self, pos: usize) -> Option<&Function> {
+        let k = *self.order.get(pos)?;
+        self.slots.get(k as usize)?.as_ref()
+    }
+
+    /// Removes the least recently used function.
+    fn evict_one(&mut self) -> bool {
+        let Some(pos) = (0..self.order.len())
+            .filter_map(|p| Some((p, self.function(p)?.last_used)))
+            .min_by_key(|&(_, t)| t)
+            .map(|(p, _)| p)
+        else {
+            return false;
+        };
+        let k = self.order[pos] as usize;
+        if let Some(f) = self.slots[k].take() {
+            self.bytes = self.bytes.saturating_sub(f.cost());
+        }
+        let len = self.order.len();
+        self.order[pos..].rotate_left(1);
+        // SAFETY: `len - 1 < len`, and `u16` needs no drop.
+        unsafe { self.order.set_len(len - 1) };
+        true
+    }
+}
+
+/// The functions of one file looked up so far.
+#[pin_data]
+pub(crate) struct Functions {
+    /// Where the file's header table and `.eh_frame` are.
+    pub(crate) index: Index,
+    #[pin]
+    set: SpinLock<Set>,
+}
+
+impl Functions {
+    /// What one file's set may hold, counted in its cache entry.
+    pub(crate) const RESERVED: usize =
+        MAX_FNS * (size_of::<Option<Function>>() + size_of::<u16>()) + ROW_BYTES;
+
+    /// An empty set for the file whose header is `index`, its slots
+    /// allocated (charged to the current task's memory cgroup).
+    pub(crate) fn new(index: Index) -> Result<Arc<Self>> {
+        let mut slots = KVVec::with_capacity(MAX_FNS, GFP_KERNEL_ACCOUNT)?;
+        for _ in 0..MAX_FNS {
+            slots.push(None, GFP_KERNEL_ACCOUNT)?;
+        }
+        let order = KVVec::with_capacity(MAX_FNS, GFP_KERNEL_ACCOUNT)?;
+        Arc::pin_init(
+            pin_init!(Self {
+                index,
+                set <- new_spinlock!(Set { slots, order, bytes: 0, clock: 0 }, "unwind_rs_fns"),
+            }),
+            GFP_KERNEL_ACCOUNT,
+        )
+    }
+
+    /// The rules at `pc` (link-time) and whether they change there, if
+    /// the function at `pc` was looked up: `Some(None)` where it has no
+    /// rules for `pc`; `None` if no function kept covers `pc`.
+    pub(crate) fn row(&self, pc: u64) -> Option<(Option<Row>, bool)> {
+        let mut s = self.set.lock();
+        let pos = s.at_or_below(pc)?;
+        s.clock += 1;
+        let clock = s.clock;
+        let k = *s.order.get(pos)? as usize;
+        let f = s.slots.get_mut(k)?.as_mut()?;
+        if pc >= f.end {
+            return None;
+        }
+        f.last_used = clock;
+        Some(row_at(&f.rows, f.start, pc).unwrap_or((None, false)))
+    }
+
+    /// Keeps a function read from the file, evicting the least recently
+    /// used ones to make room.  Returns the number evicted.  A function
+    /// that overlaps one kept (another thread read it first) is dropped.
+    pub(crate) fn insert(&self, start: u64, end: u64, rows: KVec<FnRow>) -> usize {
+        let mut f = Function {
+            start,
+            end,
+            rows,
+            last_used: 0,
+        };
+        let cost = f.cost();
+        if cost > ROW_BYTES {
+            return 0;
+        }
+        let mut s = self.set.lock();
+        // Not overlapping the function below it nor the one above.
+        let pos = s.at_or_below(start);
+        if pos
+            .and_then(|p| s.function(p))
+            .is_some_and(|g| g.end > start)
+        {
+            return 0;
+        }
+        let next = pos.map_or(0, |p| p + 1);
+        if s.function(next).is_some_and(|g| g.start < end) {
+            return 0;
+        }
+        let mut evicted = 0;
+        while s.bytes + cost > ROW_BYTES || s.order.len() >= MAX_FNS {
+            if !s.evict_one() {
+                return evicted;
+            }
+            evicted += 1;
+        }
+        let Some(k) = s.slots.iter().position(|x| x.is_none()) else {
+            return evicted;
+        };
+        s.clock += 1;
+        f.last_used = s.clock;
+        s.slots[k] = Some(f);
+        s.bytes += cost;
+        // Where it goes now that evictions may have moved the others.
+        let at = s.at_or_below(start).map_or(0, |p| p + 1);
+        // Within capacity (`order.len() < MAX_FNS` above): no allocation.
+        if s.order.push(k as u16, GFP_NOWAIT).is_err() {
+            if let Some(f) = s.slots[k].take() {
+                s.bytes = s.bytes.saturating_sub(f.cost());
+            }
+            return evicted;
+        }
+        s.order[at..].rotate_right(1);
+        evicted
+    }
+}
