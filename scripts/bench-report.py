@@ -57,6 +57,11 @@ def main():
         first, second = med("ehlibccold64_first_ns"), med("ehlibccold64_second_ns")
         print(f"\n.eh_frame: first walk through a libc never walked (and a small PIE), "
               f"depth 64: {first - second:.0f} ns (read and compiled)")
+    if "ehlibcfncold64_first_ns" in vals:
+        first, second = med("ehlibcfncold64_first_ns"), med("ehlibcfncold64_second_ns")
+        print(f".eh_frame by function (table_compile_kb=0): the same first walk: "
+              f"{first - second:.0f} ns (only the functions met read); the next walk "
+              f"{second:.0f} ns, compiled whole {med('ehlibccold64_second_ns'):.0f} ns")
     if "xz_fpdefer_ns" in vals:
         print("\n| Debian's xz -6: the whole `perf record` session, cpu-clock 2 kHz | "
               "run time median | samples | perf.data bytes/sample | extra ns per sample |")

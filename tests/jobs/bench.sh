@@ -57,6 +57,18 @@ while [ $r -le $ROUNDS ]; do
 		$d/ld-linux-x86-64.so.2 --library-path $d $d/bench-ehframe-dyn walkcold 64 |
 			sed 's/^BENCH walk/BENCH ehlibc/' || echo "BENCH-FAILED ehlibc"
 		rm -rf $d
+		# The same with every .eh_frame looked up by function
+		# (table_compile_kb=0, the path of files over 1 MiB): the first
+		# walk reads only the functions it meets.
+		CK=/sys/module/unwind_deferred/parameters/table_compile_kb
+		CKB=$(cat $CK)
+		echo 0 >$CK
+		mkdir -p $d
+		cp /sframe/v2/ld-linux-x86-64.so.2 /sframe/v2/libc.so.6 $EHB-dyn $d/
+		$d/ld-linux-x86-64.so.2 --library-path $d $d/bench-ehframe-dyn walkcold 64 |
+			sed 's/^BENCH walk/BENCH ehlibcfn/' || echo "BENCH-FAILED ehlibcfn"
+		rm -rf $d
+		echo $CKB >$CK
 	fi
 	# Debian's xz under Debian's perf: the whole cost of a sample with
 	# fp,defer (the module's .eh_frame walk) against dwarf (8 KiB of
