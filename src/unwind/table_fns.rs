@@ -23,7 +23,7 @@ use kernel::sync::{Arc, SpinLock};
 use kernel::{new_spinlock, pin_init};
 
 use super::ehframe::{row_at, FnRow, Index};
-use super::table::Row;
+use super::table::{Common, Row, COMMON_VALID};
 
 /// The most functions kept per file.
 pub(crate) const MAX_FNS: usize = 1024;
@@ -32,17 +32,78 @@ pub(crate) const ROW_BYTES: usize = 192 << 10;
 /// What a function costs besides its rows: its slot and allocation slack.
 const FN_OVERHEAD: usize = 64;
 
+/// A kept row: from `off` bytes into the function, the rules `rule`: a
+/// row of the common form packed (`COMMON_VALID` set: 8 bytes for nearly
+/// every row), else the index of the whole row in [`Function::others`].
+#[derive(Clone, Copy)]
+struct Kept {
+    off: u32,
+    rule: u32,
+}
+
 /// One function: `[start, end)` (link-time) and its rows.
 struct Function {
     start: u64,
     end: u64,
-    rows: KVec<FnRow>,
+    rows: KVec<Kept>,
+    /// The rows without a common form (none, PLT, other registers).
+    others: KVec<FnRow>,
     last_used: u64,
 }
 
 impl Function {
+    /// `rows` (as [`super::ehframe::lookup`] gave them) kept compactly.
+    fn new(start: u64, end: u64, rows: &[FnRow]) -> Result<Self> {
+        let other = |r: &FnRow| r.plt.is_some() || r.row.as_ref().and_then(Common::of).is_none();
+        let n = rows.iter().filter(|r| other(r)).count();
+        let mut f = Function {
+            start,
+            end,
+            rows: KVec::with_capacity(rows.len(), GFP_KERNEL_ACCOUNT)?,
+            others: KVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?,
+            last_used: 0,
+        };
+        for r in rows {
+            let rule = match r.row.as_ref().and_then(Common::of) {
+                Some(c) if r.plt.is_none() => c.pack(true),
+                _ => {
+                    f.others.push(*r, GFP_KERNEL_ACCOUNT)?;
+                    (f.others.len() - 1) as u32
+                }
+            };
+            f.rows.push(Kept { off: r.off, rule }, GFP_KERNEL_ACCOUNT)?;
+        }
+        Ok(f)
+    }
+
     fn cost(&self) -> usize {
-        FN_OVERHEAD + self.rows.capacity() * size_of::<FnRow>()
+        FN_OVERHEAD
+            + self.rows.capacity() * size_of::<Kept>()
+            + self.others.capacity() * size_of::<FnRow>()
+    }
+
+    /// The rules at `pc` and whether they change there.
+    fn row(&self, pc: u64) -> (Option<Row>, bool) {
+        let Some(off) = pc
+            .checked_sub(self.start)
+            .and_then(|o| u32::try_from(o).ok())
+        else {
+            return (None, false);
+        };
+        let Some(k) = self.rows.partition_point(|k| k.off <= off).checked_sub(1) else {
+            return (None, false);
+        };
+        let Some(&Kept { off: at, rule }) = self.rows.get(k) else {
+            return (None, false);
+        };
+        if rule & COMMON_VALID != 0 {
+            let row = Common::unpack(rule).map(|(c, _)| c.row());
+            return (row, at == off);
+        }
+        self.others
+            .get(rule as usize)
+            .and_then(|r| row_at(core::slice::from_ref(r), self.start, pc))
+            .unwrap_or((None, false))
     }
 }
 
@@ -146,19 +207,29 @@ impl Functions {
             return None;
         }
         f.last_used = clock;
-        Some(row_at(&f.rows, f.start, pc).unwrap_or((None, false)))
+        Some(f.row(pc))
     }
 
-    /// Keeps a function read from the file, evicting the least recently
-    /// used ones to make room.  Returns the number evicted.  A function
-    /// that overlaps one kept (another thread read it first) is dropped.
-    pub(crate) fn insert(&self, start: u64, end: u64, rows: KVec<FnRow>) -> usize {
-        let mut f = Function {
-            start,
-            end,
-            rows,
-            last_used: 0,
-        };
+    /// Keeps a function read from the file (its rows copied, compactly,
+    /// before the lock is taken), evicting the least recently used ones
+    /// to make room; returns the rules at `pc` and the number evicted.
+    /// A function that overlaps one kept (another thread read it first)
+    /// is dropped.
+    pub(crate) fn insert(
+        &self,
+        start: u64,
+        end: u64,
+        rows: &[FnRow],
+        pc: u64,
+    ) -> Result<((Option<Row>, bool), usize)> {
+        let mut f = Function::new(start, end, rows)?;
+        let found = f.row(pc);
+        let evicted = self.keep(&mut f);
+        Ok((found, evicted))
+    }
+
+    fn keep(&self, f: &mut Function) -> usize {
+        let (start, end) = (f.start, f.end);
         let cost = f.cost();
         if cost > ROW_BYTES {
             return 0;
@@ -188,7 +259,16 @@ impl Functions {
         };
         s.clock += 1;
         f.last_used = s.clock;
-        s.slots[k] = Some(f);
+        s.slots[k] = Some(core::mem::replace(
+            f,
+            Function {
+                start: 0,
+                end: 0,
+                rows: KVec::new(),
+                others: KVec::new(),
+                last_used: 0,
+            },
+        ));
         s.bytes += cost;
         // Where it goes now that evictions may have moved the others.
         let at = s.at_or_below(start).map_or(0, |p| p + 1);

@@ -17,7 +17,7 @@
 //! whose SFrame is unusable falls back to its `.eh_frame`; one with both
 //! keeps both, `.eh_frame` for the PCs SFrame does not describe.
 
-use kernel::alloc::{KVVec, KVec};
+use kernel::alloc::KVVec;
 use kernel::bindings;
 use kernel::ffi::c_void;
 use kernel::prelude::*;
@@ -427,16 +427,15 @@ pub(crate) fn read_function(
         &mut steps,
     ) {
         Ok(f) => f,
-        Err(LookupError::Read) => return None,
+        // No FDE there: code without CFI, for frame pointers.
+        Err(LookupError::Read | LookupError::NotFound) => return None,
         Err(_) => {
             stats::inc(Stat::FnRejects);
             return None;
         }
     };
     let found = rows.get(..f.rows)?;
-    let r = ehframe::row_at(found, f.start, link).unwrap_or((None, false));
-    let mut kept = KVec::with_capacity(f.rows, GFP_KERNEL_ACCOUNT).ok()?;
-    kept.extend_from_slice(found, GFP_KERNEL_ACCOUNT).ok()?;
-    stats::add(Stat::FnEvictions, fns.insert(f.start, f.end, kept) as u64);
+    let (r, evicted) = fns.insert(f.start, f.end, found, link).ok()?;
+    stats::add(Stat::FnEvictions, evicted as u64);
     Some(r)
 }

@@ -31,7 +31,8 @@ mod table;
 
 pub use build::{BuildError, Builder, Storage, DEDUP_SLOTS};
 pub use common::Common;
-pub use layout::{row_hash, RowSlot, ROW_SLOTS, SLOT_FALLBACK, SLOT_OUTERMOST, SLOT_STARTS};
+pub use layout::SLOT_STARTS;
+pub use layout::{row_hash, RowSlot, COMMON_VALID, ROW_SLOTS, SLOT_FALLBACK, SLOT_OUTERMOST};
 pub use row::{CfaRule, Reg, Row, Rule};
 pub use step::{step, step_with, Regs, StepError};
 pub use table::Table;
@@ -41,9 +42,9 @@ pub use table::Table;
 #[cfg(test)]
 pub use build::MAX_ROWS;
 #[cfg(test)]
-pub use layout::{CFA_MIN, COMMON_CFA_FP, COMMON_EH, COMMON_FP_SLOT_MASK, COMMON_FP_SLOT_SHIFT};
+pub use layout::COMMON_OFF_SHIFT;
 #[cfg(test)]
-pub use layout::{COMMON_OFF_SHIFT, COMMON_VALID};
+pub use layout::{CFA_MIN, COMMON_CFA_FP, COMMON_EH, COMMON_FP_SLOT_MASK, COMMON_FP_SLOT_SHIFT};
 
 #[cfg(test)]
 pub use table::NO_ROW;
