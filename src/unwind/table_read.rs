@@ -405,27 +405,42 @@ pub(crate) fn read_function(
     if file.id() != entry.id {
         return None;
     }
-    let mut scratch = KVVec::from_elem(0u8, ehframe::SCRATCH_LEN, GFP_KERNEL).ok()?;
-    let none = FnRow {
-        off: 0,
-        row: None,
-        plt: None,
-    };
-    let mut rows = KVVec::from_elem(none, ehframe::MAX_FN_ROWS, GFP_KERNEL).ok()?;
     let mut src = FileSource {
         file: &file,
         segs: &entry.segs,
     };
-    let mut steps = 0;
     stats::inc(Stat::FnReads);
-    let f = match ehframe::lookup(
-        &fns.index,
-        &mut src,
-        link,
-        &mut scratch,
-        &mut rows,
-        &mut steps,
-    ) {
+    // Small buffers first (nearly every function fits them), the full
+    // sizes for the rest: what is zeroed per miss stays small.
+    let mut r = Err(LookupError::Short);
+    let mut kept = None;
+    for (len, n) in [
+        (ehframe::SMALL_SCRATCH_LEN, ehframe::SMALL_ROWS),
+        (ehframe::SCRATCH_LEN, ehframe::MAX_FN_ROWS),
+    ] {
+        if r != Err(LookupError::Short) {
+            break;
+        }
+        let mut scratch = KVVec::from_elem(0u8, len, GFP_KERNEL).ok()?;
+        let none = FnRow {
+            off: 0,
+            row: None,
+            plt: None,
+        };
+        let mut rows = KVVec::from_elem(none, n, GFP_KERNEL).ok()?;
+        let mut steps = 0;
+        r = ehframe::lookup(
+            &fns.index,
+            &mut src,
+            link,
+            &mut scratch,
+            &mut rows,
+            &mut steps,
+        );
+        kept = Some(rows);
+    }
+    let rows = kept?;
+    let f = match r {
         Ok(f) => f,
         // No FDE there: code without CFI, for frame pointers.
         Err(LookupError::Read | LookupError::NotFound) => return None,

@@ -44,16 +44,23 @@ pub const BLOCK_ENTRIES: u32 = 128;
 pub const MAX_PROBES: u64 = 32;
 /// The most rows kept for one function; a function with more has none.
 pub const MAX_FN_ROWS: usize = 2048;
-/// The scratch bytes a lookup needs: the final block, or a CIE and an
+/// The scratch bytes a lookup may need: the final block, or a CIE and an
 /// FDE side by side.
 pub const SCRATCH_LEN: usize = MAX_CIE_LEN + MAX_FDE_LEN;
+/// Buffers enough for nearly every function (4 KiB of scratch, 256
+/// rows): a caller tries them first, and the full sizes on
+/// [`LookupError::Short`].
+pub const SMALL_SCRATCH_LEN: usize = 4096;
+/// See [`SMALL_SCRATCH_LEN`].
+pub const SMALL_ROWS: usize = 256;
 /// The most steps of one lookup: probes, the block's entries, and one
 /// per byte of CFA program (each instruction is at least one byte).
 #[cfg_attr(not(test), allow(dead_code))] // The bound the host tests check.
 pub const MAX_STEPS: u64 = MAX_PROBES + BLOCK_ENTRIES as u64 + (MAX_CIE_LEN + MAX_FDE_LEN) as u64;
 
-// The final block must fit the scratch bytes.
-const _: () = assert!(BLOCK_ENTRIES as usize * ENTRY_LEN <= SCRATCH_LEN);
+// The final block and a CIE must fit the small scratch.
+const _: () = assert!(BLOCK_ENTRIES as usize * ENTRY_LEN <= SMALL_SCRATCH_LEN);
+const _: () = assert!(MAX_CIE_LEN < SMALL_SCRATCH_LEN);
 
 /// Where a lookup reads the file's bytes, by link-time address.
 pub trait Source {
@@ -80,6 +87,10 @@ pub enum LookupError {
     Program,
     /// More than [`MAX_FN_ROWS`] rows, or a function of 4 GiB or more.
     TooBig,
+    /// The caller's buffers are smaller than [`SCRATCH_LEN`] bytes or
+    /// [`MAX_FN_ROWS`] rows and this function needs more: try again with
+    /// those.
+    Short,
 }
 
 /// The searchable part of a header: where its table is and how long.
@@ -210,8 +221,14 @@ pub struct Function {
 }
 
 /// Reads the CIE or FDE at `addr` into `buf`: its length first, then the
-/// whole entry if it fits.  Returns its bytes.
-fn read_entry<'b, S: Source>(src: &mut S, addr: u64, buf: &'b mut [u8]) -> Result<&'b [u8], ()> {
+/// whole entry if it is at most `max` bytes.  Returns its bytes; `Ok(None)`
+/// if it fits `max` but not `buf`.
+fn read_entry<'b, S: Source>(
+    src: &mut S,
+    addr: u64,
+    buf: &'b mut [u8],
+    max: usize,
+) -> Result<Option<&'b [u8]>, ()> {
     let mut len = [0u8; 12];
     // The 4-byte length, and the 8-byte one if it is 0xffffffff.
     if !src.read(addr, &mut len[..4]) {
@@ -229,13 +246,15 @@ fn read_entry<'b, S: Source>(src: &mut S, addr: u64, buf: &'b mut [u8]) -> Resul
     };
     let total = total
         .and_then(|t| usize::try_from(t).ok())
-        .filter(|&t| t <= buf.len())
+        .filter(|&t| t <= max)
         .ok_or(())?;
-    let out = buf.get_mut(..total).ok_or(())?;
+    let Some(out) = buf.get_mut(..total) else {
+        return Ok(None);
+    };
     if !src.read(addr, out) {
         return Err(());
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// Appends the rules `st` over `[lo, hi)` of a function at `start`:
@@ -264,15 +283,22 @@ fn push(
             return Ok(());
         }
     }
-    *out.get_mut(*n).ok_or(LookupError::TooBig)? = new;
+    let full = if out.len() < MAX_FN_ROWS {
+        LookupError::Short
+    } else {
+        LookupError::TooBig
+    };
+    *out.get_mut(*n).ok_or(full)? = new;
     *n += 1;
     Ok(())
 }
 
 /// The rows of the function at `pc`: found in the table, its FDE and CIE
-/// read into `scratch` (at least [`SCRATCH_LEN`] bytes), its program run
-/// into `out` (at most [`MAX_FN_ROWS`] are used).  `steps` counts the
-/// work: at most [`MAX_STEPS`] per call.
+/// read into `scratch` ([`SCRATCH_LEN`] bytes, or at least
+/// [`SMALL_SCRATCH_LEN`]), its program run into `out` (at most
+/// [`MAX_FN_ROWS`] are used); [`LookupError::Short`] if this function
+/// needs more than smaller buffers hold.  `steps` counts the work: at
+/// most [`MAX_STEPS`] per call.
 pub fn lookup<S: Source>(
     idx: &Index,
     src: &mut S,
@@ -281,12 +307,14 @@ pub fn lookup<S: Source>(
     out: &mut [FnRow],
     steps: &mut u64,
 ) -> Result<Function, LookupError> {
-    let (loc, fde_addr) = idx.find(src, pc, scratch, steps)?;
-    if scratch.len() < SCRATCH_LEN {
+    if scratch.len() < SMALL_SCRATCH_LEN {
         return Err(LookupError::Read);
     }
+    let (loc, fde_addr) = idx.find(src, pc, scratch, steps)?;
     let (cie_buf, fde_buf) = scratch.split_at_mut(MAX_CIE_LEN);
-    let fde_bytes = read_entry(src, fde_addr, fde_buf).map_err(|_| LookupError::Fde)?;
+    let fde_bytes = read_entry(src, fde_addr, fde_buf, MAX_FDE_LEN)
+        .map_err(|_| LookupError::Fde)?
+        .ok_or(LookupError::Short)?;
     let e = entry(fde_bytes, fde_addr, 0).map_err(|_| LookupError::Fde)?;
     if e.id == 0 {
         return Err(LookupError::Fde);
@@ -295,7 +323,10 @@ pub fn lookup<S: Source>(
     let cie_addr = fde_addr
         .wrapping_add(e.id_off as u64)
         .wrapping_sub(e.id as u64);
-    let cie_bytes = read_entry(src, cie_addr, cie_buf).map_err(|_| LookupError::Cie)?;
+    let cie_bytes = read_entry(src, cie_addr, cie_buf, MAX_CIE_LEN)
+        .ok()
+        .flatten()
+        .ok_or(LookupError::Cie)?;
     let mut work = 0u64;
     let (cie, base) =
         cie_machine(cie_bytes, cie_addr, 0, &mut work).map_err(|_| LookupError::Cie)?;

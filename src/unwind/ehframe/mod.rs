@@ -67,7 +67,7 @@ mod scan;
 pub use compile::compile;
 pub use hdr::{hdr_info, ENTRY_LEN};
 pub use lookup::{lookup, row_at, FnRow, Index, LookupError, Source};
-pub use lookup::{MAX_FN_ROWS, SCRATCH_LEN};
+pub use lookup::{MAX_FN_ROWS, SCRATCH_LEN, SMALL_ROWS, SMALL_SCRATCH_LEN};
 pub use scan::{count_fdes, synth_hdr, SYNTH_HEAD_LEN};
 
 // The rest of the API: what callers may name (the types of the results)
