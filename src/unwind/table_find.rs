@@ -115,6 +115,15 @@ pub(crate) enum Found {
 }
 
 impl Found {
+    /// `row` of format `kind`, in `common`, its common form, if it has one.
+    #[inline]
+    fn new(row: Row, common: Option<Common>, kind: Kind) -> Self {
+        match common {
+            Some(c) => Found::Common(c, kind),
+            None => Found::Row(row, kind),
+        }
+    }
+
     /// The format the row came from.
     #[inline]
     pub(crate) fn kind(&self) -> Kind {
@@ -482,8 +491,9 @@ impl<'a> Memo<'a> {
         };
         let (row, kind) = v.row(which, index)?;
         let common = Common::of(&row);
-        if !(topmost && self.set.rows[h].pc != 0) {
-            self.set.rows[h] = RowSlot {
+        self.remember(
+            topmost,
+            RowSlot {
                 pc: pc as u64,
                 map: i as u8,
                 flags: if which != 0 { SLOT_FALLBACK } else { 0 }
@@ -491,14 +501,20 @@ impl<'a> Memo<'a> {
                     | if row.ra.is_none() { SLOT_OUTERMOST } else { 0 },
                 index,
                 common: common.map_or(0, |c| c.pack(kind == Kind::EhFrame)),
-            };
+            },
+        );
+        Some((Some(Found::new(row, common, kind)), starts))
+    }
+
+    /// Keeps `slot` in the row memo, unless it is a topmost frame's and
+    /// its slot is taken (see [`Memo::lookup`]).
+    #[inline]
+    fn remember(&mut self, topmost: bool, slot: RowSlot) {
+        let h = row_hash(slot.pc);
+        if !(topmost && self.set.rows[h].pc != 0) {
+            self.set.rows[h] = slot;
             self.set.dirty = true;
         }
-        let found = match common {
-            Some(c) => Found::Common(c, kind),
-            None => Found::Row(row, kind),
-        };
-        Some((Some(found), starts))
     }
 
     /// [`Memo::lookup`] where the file's `.eh_frame` is looked up by
@@ -523,25 +539,20 @@ impl<'a> Memo<'a> {
         let Some(row) = row else {
             return Some((None, starts));
         };
-        let h = row_hash(pc as u64);
         let common = Common::of(&row);
         if let Some(c) = common {
-            if !(topmost && self.set.rows[h].pc != 0) {
-                self.set.rows[h] = RowSlot {
+            self.remember(
+                topmost,
+                RowSlot {
                     pc: pc as u64,
                     map: i as u8,
                     flags: if starts { SLOT_STARTS } else { 0 },
                     index: 0,
                     common: c.pack(true),
-                };
-                self.set.dirty = true;
-            }
+                },
+            );
         }
-        let found = match common {
-            Some(c) => Found::Common(c, Kind::EhFrame),
-            None => Found::Row(row, Kind::EhFrame),
-        };
-        Some((Some(found), starts))
+        Some((Some(Found::new(row, common, Kind::EhFrame)), starts))
     }
 
     /// The row of the topmost frame, at `ip`: that of `ip` itself (a

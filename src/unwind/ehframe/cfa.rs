@@ -14,6 +14,7 @@
 //! to check it before giving any row to the engine).  No recursion; the
 //! work is one step per instruction, counted.
 
+use super::cie::Cie;
 use super::reader::{ReadError, Reader};
 
 /// The deepest `remember_state` nesting accepted (GCC nests one level
@@ -134,6 +135,19 @@ pub struct Ctx {
     pub fde_enc: u8,
     /// Running a CIE: no location may change.
     pub in_cie: bool,
+}
+
+impl Ctx {
+    /// The context of `cie`'s own instructions (`in_cie`) or of one of
+    /// its FDEs' programs.
+    pub fn of(cie: &Cie<'_>, in_cie: bool) -> Self {
+        Ctx {
+            code_align: cie.code_align,
+            data_align: cie.data_align,
+            fde_enc: cie.fde_enc,
+            in_cie,
+        }
+    }
 }
 
 /// The interpreter's state: the rules, the CIE's rules (for `restore`),

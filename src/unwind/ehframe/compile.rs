@@ -306,12 +306,7 @@ pub(super) fn cie_machine<'a>(
 ) -> Result<(Cie<'a>, Machine), Skip> {
     *work = work.saturating_add(1);
     let cie = parse_cie(eh, eh_addr, off).map_err(|_| Skip::Cie)?;
-    let ctx = Ctx {
-        code_align: cie.code_align,
-        data_align: cie.data_align,
-        fde_enc: cie.fde_enc,
-        in_cie: true,
-    };
+    let ctx = Ctx::of(&cie, true);
     let mut m = Machine::new();
     m.run::<(), _>(cie.insns, &ctx, work, |_, _, _| Ok(()))
         .map_err(|_| Skip::Cie)?;
@@ -358,12 +353,7 @@ fn one<'a, S: Storage>(
     if end.checked_sub(base_pc).is_none_or(|w| w > u32::MAX as u64) {
         return Err(Skip::Wide.into());
     }
-    let ctx = Ctx {
-        code_align: cie.code_align,
-        data_align: cie.data_align,
-        fde_enc: cie.fde_enc,
-        in_cie: false,
-    };
+    let ctx = Ctx::of(&cie, false);
     // One run gives the rows; a program that fails part way takes back
     // what it gave (and the PLT blocks it spent).
     let mark = out.b.mark();

@@ -89,13 +89,17 @@ impl<'a> Hdr<'a> {
     /// Entry `i`: (initial location, FDE address), both link-time.
     pub fn entry(&self, i: u32) -> Option<(u64, u64)> {
         let at = (i as usize).checked_mul(ENTRY_LEN)?;
-        let e = self.table.get(at..at.checked_add(ENTRY_LEN)?)?;
-        let word =
-            |b: &[u8]| -> Option<i64> { Some(i32::from_le_bytes(b.try_into().ok()?) as i64) };
-        let loc = self.addr.wrapping_add_signed(word(e.get(0..4)?)?);
-        let fde = self.addr.wrapping_add_signed(word(e.get(4..8)?)?);
-        Some((loc, fde))
+        decode_entry(self.table.get(at..at.checked_add(ENTRY_LEN)?)?, self.addr)
     }
+}
+
+/// A table entry's bytes `e` (of a header at link-time address `addr`):
+/// (initial location, FDE address), both link-time.
+pub(super) fn decode_entry(e: &[u8], addr: u64) -> Option<(u64, u64)> {
+    let word = |b: &[u8]| -> Option<i64> { Some(i32::from_le_bytes(b.try_into().ok()?) as i64) };
+    let loc = addr.wrapping_add_signed(word(e.get(0..4)?)?);
+    let fde = addr.wrapping_add_signed(word(e.get(4..8)?)?);
+    Some((loc, fde))
 }
 
 /// From `.eh_frame_hdr` (the bytes of `PT_GNU_EH_FRAME`, at link-time

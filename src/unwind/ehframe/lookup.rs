@@ -30,7 +30,7 @@ use super::compile::{cfa_rule, cie_machine, row_of};
 use super::entry::entry;
 use super::error::EhError;
 use super::fde::parse_body;
-use super::hdr::{head, ENTRY_LEN};
+use super::hdr::{decode_entry, head, ENTRY_LEN};
 
 /// The most bytes of one FDE read (length fields included).  Real FDEs
 /// have tens of bytes; the largest in Debian's libLLVM has a few KiB.
@@ -127,16 +127,6 @@ impl Index {
         })
     }
 
-    fn decode(&self, e: &[u8]) -> Option<(u64, u64)> {
-        let w = |b: Option<&[u8]>| -> Option<i64> {
-            Some(i32::from_le_bytes(b?.try_into().ok()?) as i64)
-        };
-        Some((
-            self.hdr_addr.wrapping_add_signed(w(e.get(0..4))?),
-            self.hdr_addr.wrapping_add_signed(w(e.get(4..8))?),
-        ))
-    }
-
     fn entry_addr(&self, i: u32) -> u64 {
         self.table_addr
             .wrapping_add((i as u64).wrapping_mul(ENTRY_LEN as u64))
@@ -166,7 +156,7 @@ impl Index {
             if !src.read(self.entry_addr(mid), &mut e) {
                 return Err(LookupError::Read);
             }
-            let (loc, fde) = self.decode(&e).ok_or(LookupError::Read)?;
+            let (loc, fde) = decode_entry(&e, self.hdr_addr).ok_or(LookupError::Read)?;
             if loc <= pc {
                 lo = mid + 1;
                 below = Some((loc, fde));
@@ -186,7 +176,7 @@ impl Index {
         // answer (none before the first).
         let mut found = below;
         for e in block.chunks_exact(ENTRY_LEN) {
-            let (loc, fde) = self.decode(e).ok_or(LookupError::Read)?;
+            let (loc, fde) = decode_entry(e, self.hdr_addr).ok_or(LookupError::Read)?;
             if loc > pc {
                 break;
             }
@@ -342,12 +332,7 @@ pub fn lookup<S: Source>(
     if !(start..end).contains(&pc) {
         return Err(LookupError::NotFound);
     }
-    let ctx = Ctx {
-        code_align: cie.code_align,
-        data_align: cie.data_align,
-        fde_enc: cie.fde_enc,
-        in_cie: false,
-    };
+    let ctx = Ctx::of(&cie, false);
     let mut m = base;
     m.loc = start;
     let signal = cie.signal;
