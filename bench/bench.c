@@ -2,7 +2,7 @@
 /*
  * User side of scripts/bench.  Prints "BENCH <key> <value>" lines; the
  * host takes medians over rounds and the ratios.
- *   bench walk DEPTH | walkcold DEPTH | walkprof DEPTH | irq DEPTH | cache N M DEPTH
+ *   bench walk DEPTH | walkcold DEPTH | walkprof DEPTH [ROUNDS] | irq DEPTH | cache N M DEPTH
  *   bench workload none|perf|deferred
  *   bench time NAME CMD...
  *   bench getpid N
@@ -324,8 +324,10 @@ int main(int argc, char **argv)
 		 * scripts/insn-profile's walk: the walks of one ioctl (the
 		 * module's first, untimed walk included) between two reads of
 		 * this thread's CPU clock, which the QEMU plugin counts between.
+		 * An optional third argument sets the rounds (1: a first walk
+		 * of files never walked, and one more).
 		 */
-		struct ub_walk w = { .rounds = 200, .max = 1024 };
+		struct ub_walk w = { .rounds = argc > 3 ? atoi(argv[3]) : 200, .max = 1024 };
 		struct timespec a, b;
 
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);

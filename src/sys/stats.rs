@@ -71,6 +71,7 @@ stats! {
     FnReads => "fn_reads",
     FnRejects => "fn_rejects",
     FnEvictions => "fn_evictions",
+    FnWaits => "fn_waits",
 }
 
 const N: usize = NAMES.len();

@@ -12,15 +12,15 @@
 //! cap with the file's entry, so the cap still bounds what tables hold.
 //! A spinlock guards the set: lookups hold it for one binary search, an
 //! insertion for a bounded move; nothing is allocated or read under it
-//! (a function's rows are read and allocated first).  Threads that miss
-//! the same function at once each read it (a bounded lookup each); the
-//! first insertion wins and the others' rows are dropped.
+//! (a function's rows are read and allocated first).  A mutex lets one
+//! thread at a time read a file's functions: threads that miss the same
+//! function at once wait for the first and find its rows.
 
 use core::mem::size_of;
 use kernel::alloc::{KVVec, KVec};
 use kernel::prelude::*;
-use kernel::sync::{Arc, SpinLock};
-use kernel::{new_spinlock, pin_init};
+use kernel::sync::{Arc, Mutex, SpinLock};
+use kernel::{new_mutex, new_spinlock, pin_init};
 
 use super::ehframe::{row_at, FnRow, Index};
 use super::table::{Common, Row, COMMON_VALID};
@@ -169,6 +169,9 @@ pub(crate) struct Functions {
     pub(crate) index: Index,
     #[pin]
     set: SpinLock<Set>,
+    /// Held while a function of the file is read (`read_function()`).
+    #[pin]
+    pub(crate) reading: Mutex<()>,
 }
 
 impl Functions {
@@ -188,6 +191,7 @@ impl Functions {
             pin_init!(Self {
                 index,
                 set <- new_spinlock!(Set { slots, order, bytes: 0, clock: 0 }, "unwind_rs_fns"),
+                reading <- new_mutex!((), "unwind_rs_fns_reading"),
             }),
             GFP_KERNEL_ACCOUNT,
         )

@@ -3,7 +3,7 @@
 # CPU 1, sampled by Debian's perf (pinned to CPU 0) in one mode, while the
 # QEMU plugin counts the instructions CPU 1 executes per translation
 # block.  PROFILE is MODE:DEPTH:KIND:UNITS (ut.profile=), or
-# walk:DEPTH:fp|sframe|eh:0 for the walk alone (unwind_bench's ioctl of
+# walk:DEPTH:fp|sframe|eh|ehcold:0 for the walk alone (unwind_bench's ioctl of
 # 201 walks, perf's walks of the same stack too).  Prints the
 # module's symbols and the run's sample counts for the host's report.
 . /jobs/lib.sh
@@ -28,6 +28,16 @@ walk)
 	fp) bin=$B ;;
 	sframe) bin=/sframe/v2/bench-sframe ;;
 	eh) bin=/sframe/v2/bench-ehframe ;;
+	ehcold)
+		# The first walk through copies of trixie's libc and a PIE,
+		# their .eh_frame looked up by function (table_compile_kb=0):
+		# no warm-up, one walk of files never walked and one more.
+		d=/tmp/cold
+		mkdir -p $d
+		cp /sframe/v2/ld-linux-x86-64.so.2 /sframe/v2/libc.so.6 /sframe/v2/bench-ehframe-dyn $d/
+		echo 0 >/sys/module/unwind_deferred/parameters/table_compile_kb
+		bin="$d/ld-linux-x86-64.so.2 --library-path $d $d/bench-ehframe-dyn"
+		;;
 	*) echo "BENCH-FAILED walk kind $kind"; bin=false ;;
 	esac
 	tkb=$(cat /sys/module/unwind_deferred/parameters/table_cache_kb)
@@ -35,8 +45,13 @@ walk)
 	[ $kind = fp ] && echo 0 >/sys/module/unwind_deferred/parameters/table_cache_kb
 	insmod $MODDIR/unwind_bench.ko || echo "BENCH-FAILED insmod"
 	# The file's tables compiled first, on the other CPU.
-	taskset -c 0 $bin walk $depth >/dev/null || echo "BENCH-FAILED warm-up"
-	taskset -c 1 $bin walkprof $depth >/tmp/w.out || echo "BENCH-FAILED walkprof"
+	rounds=200
+	if [ $kind = ehcold ]; then
+		rounds=1
+	else
+		taskset -c 0 $bin walk $depth >/dev/null || echo "BENCH-FAILED warm-up"
+	fi
+	taskset -c 1 $bin walkprof $depth $rounds >/tmp/w.out || echo "BENCH-FAILED walkprof"
 	echo $tkb >/sys/module/unwind_deferred/parameters/table_cache_kb
 	cat /tmp/w.out
 	set -- $(cat /tmp/w.out)

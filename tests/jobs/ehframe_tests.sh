@@ -312,7 +312,28 @@ t_tables_big() {
 	return $r
 }
 
-T_TABLES="t_tables_by_function t_tables_big"
+# Eight threads released at once into the same chain of 64 functions
+# never seen in libehbig.so: every chain exact, and the functions are
+# read once, as many reads as one thread alone makes (the others wait for
+# the reader and find its rows: fn_waits), never eight copies.
+t_tables_shared_miss() {
+	eh_need || return 4
+	[ -f $EH/libehbig.so ] || { diag "no $EH/libehbig.so"; return 1; }
+	r=0
+	for n in 1 8; do
+		tables_reload || return 1
+		$EH/ehchain-dyn threads $n 64 0 $EH/libehbig.so ||
+			{ diag "$n threads: a chain is not exact"; r=1; }
+		eval reads$n=$(ehs fn_reads) waits$n=$(ehs fn_waits)
+		diag "$n threads: functions read $(ehs fn_reads), misses another's read answered $(ehs fn_waits)"
+	done
+	expect_ge "functions read by one thread" $reads1 64 || r=1
+	expect_eq "functions read by eight threads" $reads8 $reads1 || r=1
+	tables_reload || r=1
+	return $r
+}
+
+T_TABLES="t_tables_by_function t_tables_big t_tables_shared_miss"
 
 T_EHFRAME="t_ehframe_chain_static t_ehframe_chain_static_nohdr t_ehframe_chain_static_pie t_ehframe_chain_dynamic \
 	t_ehframe_shared_dlopen t_ehframe_cxx t_ehframe_deferred t_ehframe_mixed_fp \

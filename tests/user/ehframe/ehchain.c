@@ -15,6 +15,9 @@
  *   ehchain lib DEPTH MODE	the chain is in libehlink.so (EH_DYN)
  *   ehchain dlopen DEPTH MODE LIB...	the chain in each LIB, dlopen'd
  *	in turn (each dlclose'd before the next)
+ *   ehchain threads N DEPTH MODE LIB	N threads released at once walk the
+ *	same chain in LIB (recorded addresses only: a thread's stack does
+ *	not end in _start)
  *   ehchain deferred DEPTH OP	the leaf asks for a deferred unwind
  *	(UT_OP_REQUEST or UT_OP_REQUEST_NMI); the callback's trace is checked
  *   ehchain spin DEPTH LOOPS	CPU-bound, known stack, for perf record
@@ -26,6 +29,8 @@
 #include <stdint.h>
 #ifdef EH_DYN
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
 #endif
 
 #include "ehchain.h"
@@ -115,6 +120,67 @@ static void deferred_start(struct eh_chain *c, int depth)
 	run(c, depth);
 }
 
+#ifdef EH_DYN
+struct eh_thread {
+	pthread_t t;
+	struct eh_chain c;
+	unsigned long long frames[EH_MAX_FRAMES];
+	int depth, r;
+};
+
+static pthread_barrier_t start_line;
+
+static void *thread_walk(void *arg)
+{
+	struct eh_thread *t = arg;
+
+	pthread_barrier_wait(&start_line);
+	run(&t->c, t->depth);
+	return NULL;
+}
+
+/* N threads, set up one by one, then released together into the chain. */
+static int run_threads(int n, int depth, int mode, const char *lib)
+{
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	struct eh_thread *t;
+	int i, r = UT_PASS;
+
+	lib_chain = h ? dlsym(h, "ehlib_chain") : NULL;
+	if (!lib_chain || n < 1 || n > 64 || depth < 1 || depth > EH_MAX_DEPTH) {
+		ut_diag("threads: bad arguments or dlopen %s: %s", lib, h ? "" : dlerror());
+		return UT_FAIL;
+	}
+	kind = RUN_LIB;
+	t = calloc(n, sizeof(*t));
+	if (!t || pthread_barrier_init(&start_line, NULL, n)) {
+		ut_diag("threads: no memory");
+		return UT_FAIL;
+	}
+	for (i = 0; i < n; i++) {
+		eh_setup(&t[i].c, mode);
+		t[i].c.req.entries = (uintptr_t)t[i].frames;
+		t[i].c.kinds = 1;
+		t[i].c.no_oracle = 1;
+		t[i].depth = depth;
+		if (pthread_create(&t[i].t, NULL, thread_walk, &t[i])) {
+			ut_diag("pthread_create");
+			return UT_FAIL;
+		}
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(t[i].t, NULL);
+	for (i = 0; i < n; i++) {
+		close(t[i].c.fd);
+		ut_diag("thread %d, depth %d mode %d:", i, depth, mode);
+		if (eh_check(&t[i].c, t[i].frames, depth + 2, "exact"))
+			r = UT_FAIL;
+	}
+	free(t);
+	return r;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	const char *how = argc > 4 ? argv[4] : "exact";
@@ -161,6 +227,8 @@ int main(int argc, char **argv)
 		lib_chain = (void *)ehlib_chain;
 		return run_one(depth, mode, how, 1);
 	}
+	if (!strcmp(argv[1], "threads") && argc == 6)
+		return run_threads(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), argv[5]);
 	if (!strcmp(argv[1], "dlopen") && argc >= 5) {
 		int r = UT_PASS, i;
 
