@@ -31,7 +31,7 @@
 //! held while a file or user memory is read.
 
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use kernel::alloc::{KVVec, KVec};
 use kernel::prelude::*;
 use kernel::sync::{Arc, SpinLock};
@@ -223,9 +223,12 @@ impl Tables {
 
     /// The bytes its arrays were allocated.
     fn bytes(&self) -> usize {
-        self.table.bytes()
-            + self.fallback.as_ref().map_or(0, |t| t.bytes())
-            + self.fns.as_ref().map_or(0, |_| Functions::RESERVED)
+        self.table.bytes() + self.fallback.as_ref().map_or(0, |t| t.bytes())
+    }
+
+    /// What it holds now: its arrays, and the functions looked up.
+    pub(crate) fn held(&self) -> usize {
+        self.bytes() + self.fns.as_ref().map_or(0, |f| f.held())
     }
 }
 
@@ -249,8 +252,10 @@ pub(crate) struct Entry {
     /// reference count's increment against eviction's take.
     #[pin]
     tables: SpinLock<Option<Arc<Tables>>>,
-    /// What it counts against the cap.
-    cost: usize,
+    /// What it counts against the cap: `ENTRY_OVERHEAD` plus what its
+    /// tables held when last charged (`new()`, `recharge()`).  Written
+    /// under the cache's mutex.
+    cost: AtomicUsize,
     /// The cache's clock at the last lookup that found it (LRU).
     last_used: AtomicU64,
 }
@@ -261,9 +266,10 @@ impl Entry {
     pub(crate) fn new(id: FileId, segs: Segments, tables: Option<Tables>) -> Result<Arc<Self>> {
         let (tables, bytes) = match tables {
             Some(t) => {
-                let bytes = t.bytes();
+                let bytes = t.held();
                 let t = Arc::new(t, GFP_KERNEL_ACCOUNT)?;
-                stats::add(Stat::TableBytesHeld, bytes as u64);
+                // Functions count their own (`table_fns.rs`).
+                stats::add(Stat::TableBytesHeld, t.bytes() as u64);
                 (Some(t), bytes)
             }
             None => (None, 0),
@@ -276,7 +282,7 @@ impl Entry {
                 segs,
                 usable,
                 tables <- new_spinlock!(tables, "unwind_rs_tables"),
-                cost,
+                cost: AtomicUsize::new(cost),
                 last_used: AtomicU64::new(0),
             }),
             GFP_KERNEL_ACCOUNT,
@@ -311,7 +317,7 @@ impl Cache {
     fn remove(&mut self, i: usize) {
         if let Some(e) = self.slots[i].take() {
             e.evict();
-            self.bytes = self.bytes.saturating_sub(e.cost);
+            self.bytes = self.bytes.saturating_sub(e.cost.load(Ordering::Relaxed));
         }
     }
 
@@ -423,7 +429,7 @@ pub(crate) fn get(id: &FileId, try_only: bool) -> Option<Arc<Entry>> {
 /// cached the same version meanwhile, that one stays.
 pub(crate) fn insert(entry: &Arc<Entry>) {
     let cap = cap();
-    let cost = entry.cost;
+    let cost = entry.cost.load(Ordering::Relaxed);
     let mut l = Locked::new();
     let c = l.cache();
     if cost > cap {
@@ -473,6 +479,31 @@ pub(crate) fn insert(entry: &Arc<Entry>) {
     }
     c.bytes += cost;
     stats::set(Stat::TableCacheBytes, c.bytes as u64);
+}
+
+/// Charges `entry` what its tables hold now (`held`: its functions
+/// grew or were evicted) and evicts the least recently used entries down
+/// to the cap, this one included if need be (the walk that grew it keeps
+/// its pin).  Task context that may sleep.
+pub(crate) fn recharge(entry: &Entry, held: usize) {
+    let cap = cap();
+    let cost = ENTRY_OVERHEAD + held;
+    let mut l = Locked::new();
+    let c = l.cache();
+    let Some(e) = c
+        .slots
+        .iter()
+        .flatten()
+        .find(|e| core::ptr::eq::<Entry>(&***e, entry))
+    else {
+        // Evicted meanwhile: it counts no more.
+        return;
+    };
+    let old = e.cost.swap(cost, Ordering::Relaxed);
+    c.clock += 1;
+    e.last_used.store(c.clock, Ordering::Relaxed);
+    c.bytes = c.bytes.saturating_sub(old) + cost;
+    c.trim(cap, 0);
 }
 
 /// Empties the cache (unload).  Entries held by a walk live on until it

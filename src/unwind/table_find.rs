@@ -534,7 +534,10 @@ impl<'a> Memo<'a> {
         let (row, starts) = match fns.row(link) {
             Some(r) => r,
             None if self.cached_only => return None,
-            None => read_function(pc, m.entry.as_deref()?, fns, link)?,
+            None => {
+                let tables = self.pins[i].as_deref()?;
+                read_function(pc, m.entry.as_deref()?, tables, fns, link)?
+            }
         };
         let Some(row) = row else {
             return Some((None, starts));

@@ -7,16 +7,20 @@
 //! memory follows the code that was walked, not the size of the file.
 //!
 //! At most [`MAX_FNS`] functions and [`ROW_BYTES`] bytes of rows per
-//! file, the least recently used going first; both are reserved up
-//! front ([`Functions::RESERVED`]) and counted against the table cache's
-//! cap with the file's entry, so the cap still bounds what tables hold.
+//! file, the least recently used going first.  The slot arrays start
+//! small and double as functions are kept; what the set holds
+//! ([`Functions::held`]) is charged to the file's cache entry after each
+//! function read (`table_cache::recharge()`), so the cap bounds what all
+//! files' functions hold, as it bounds whole tables.
 //! A spinlock guards the set: lookups hold it for one binary search, an
 //! insertion for a bounded move; nothing is allocated or read under it
-//! (a function's rows are read and allocated first).  A mutex lets one
-//! thread at a time read a file's functions: threads that miss the same
-//! function at once wait for the first and find its rows.
+//! (a function's rows are read and allocated first, larger slot arrays
+//! too).  A mutex lets one thread at a time read a file's functions:
+//! threads that miss the same function at once wait for the first and
+//! find its rows.
 
 use core::mem::size_of;
+use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::alloc::{KVVec, KVec};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
@@ -24,11 +28,14 @@ use kernel::{new_mutex, new_spinlock, pin_init};
 
 use super::ehframe::{row_at, FnRow, Index};
 use super::table::{Common, Row, COMMON_VALID};
+use crate::sys::stats::{self, Stat};
 
 /// The most functions kept per file.
-pub(crate) const MAX_FNS: usize = 1024;
+pub(crate) const MAX_FNS: usize = 4096;
+/// The slots a file's set starts with.
+const MIN_FNS: usize = 16;
 /// The most bytes of rows kept per file.
-pub(crate) const ROW_BYTES: usize = 192 << 10;
+pub(crate) const ROW_BYTES: usize = 512 << 10;
 /// What a function costs besides its rows: its slot and allocation slack.
 const FN_OVERHEAD: usize = 64;
 
@@ -113,8 +120,8 @@ impl Function {
 ///
 /// `order` holds the indices of the `Some` slots of `slots`, sorted by
 /// their functions' starts, which do not overlap; `bytes` is the sum of
-/// their costs.  `slots` has `MAX_FNS` elements and `order` that
-/// capacity: neither ever allocates after `new()`.
+/// their costs.  `slots` has at most `MAX_FNS` elements and `order` at
+/// least that many in capacity: under the lock neither allocates.
 struct Set {
     slots: KVVec<Option<Function>>,
     order: KVVec<u16>,
@@ -123,6 +130,13 @@ struct Set {
 }
 
 impl Set {
+    /// The bytes the set holds: its arrays and its functions.
+    fn held(&self) -> usize {
+        self.slots.capacity() * size_of::<Option<Function>>()
+            + self.order.capacity() * size_of::<u16>()
+            + self.bytes
+    }
+
     /// The position in `order` of the function at or below `pc`.
     fn at_or_below(&self, pc: u64) -> Option<usize> {
         let start = |k: &u16| {
@@ -163,38 +177,94 @@ impl Set {
 }
 
 /// The functions of one file looked up so far.
-#[pin_data]
+#[pin_data(PinnedDrop)]
 pub(crate) struct Functions {
     /// Where the file's header table and `.eh_frame` are.
     pub(crate) index: Index,
     #[pin]
     set: SpinLock<Set>,
-    /// Held while a function of the file is read (`read_function()`).
+    /// Held while a function of the file is read (`read_function()`),
+    /// and by whoever grows the slot arrays.
     #[pin]
     pub(crate) reading: Mutex<()>,
+    /// `Set::held()`, for the cache's charge without the lock; also what
+    /// `table_bytes_held` counts of this set.
+    held: AtomicUsize,
 }
 
 impl Functions {
-    /// What one file's set may hold, counted in its cache entry.
-    pub(crate) const RESERVED: usize =
-        MAX_FNS * (size_of::<Option<Function>>() + size_of::<u16>()) + ROW_BYTES;
-
-    /// An empty set for the file whose header is `index`, its slots
-    /// allocated (charged to the current task's memory cgroup).
+    /// An empty set for the file whose header is `index`, its first
+    /// slots allocated (charged to the current task's memory cgroup).
     pub(crate) fn new(index: Index) -> Result<Arc<Self>> {
-        let mut slots = KVVec::with_capacity(MAX_FNS, GFP_KERNEL_ACCOUNT)?;
-        for _ in 0..MAX_FNS {
-            slots.push(None, GFP_KERNEL_ACCOUNT)?;
-        }
-        let order = KVVec::with_capacity(MAX_FNS, GFP_KERNEL_ACCOUNT)?;
-        Arc::pin_init(
+        let slots = free_slots(MIN_FNS)?;
+        let order = KVVec::with_capacity(MIN_FNS, GFP_KERNEL_ACCOUNT)?;
+        let set = Set {
+            slots,
+            order,
+            bytes: 0,
+            clock: 0,
+        };
+        let held = set.held();
+        let f = Arc::pin_init(
             pin_init!(Self {
                 index,
-                set <- new_spinlock!(Set { slots, order, bytes: 0, clock: 0 }, "unwind_rs_fns"),
+                set <- new_spinlock!(set, "unwind_rs_fns"),
                 reading <- new_mutex!((), "unwind_rs_fns_reading"),
+                held: AtomicUsize::new(held),
             }),
             GFP_KERNEL_ACCOUNT,
-        )
+        )?;
+        stats::add(Stat::TableBytesHeld, held as u64);
+        Ok(f)
+    }
+
+    /// The bytes the set holds now.
+    pub(crate) fn held(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
+    }
+
+    /// Publishes `Set::held()` after a change (under the lock).
+    fn update_held(&self, s: &Set) {
+        let (old, new) = (self.held(), s.held());
+        self.held.store(new, Ordering::Relaxed);
+        if new >= old {
+            stats::add(Stat::TableBytesHeld, (new - old) as u64);
+        } else {
+            stats::sub(Stat::TableBytesHeld, (old - new) as u64);
+        }
+    }
+
+    /// Doubles the slot arrays if every slot is taken (up to `MAX_FNS`):
+    /// allocated outside the lock, moved under it, the old ones freed
+    /// after.  Only under `reading`: nobody else grows them meanwhile.
+    fn grow(&self) -> Result {
+        let want = {
+            let s = self.set.lock();
+            if s.order.len() < s.slots.len() || s.slots.len() >= MAX_FNS {
+                return Ok(());
+            }
+            (s.slots.len() * 2).clamp(MIN_FNS, MAX_FNS)
+        };
+        let mut slots = free_slots(want)?;
+        let mut order = KVVec::from_elem(0u16, want, GFP_KERNEL_ACCOUNT)?;
+        let mut s = self.set.lock();
+        // Element by element: nothing here can fail half-way.
+        for (new, old) in slots.iter_mut().zip(s.slots.iter_mut()) {
+            core::mem::swap(new, old);
+        }
+        for (new, old) in order.iter_mut().zip(s.order.iter()) {
+            *new = *old;
+        }
+        // SAFETY: `s.order.len() <= want`, the length (it fits in the
+        // slots that `want` doubled); `u16` needs no drop.
+        unsafe { order.set_len(s.order.len()) };
+        core::mem::swap(&mut s.slots, &mut slots);
+        core::mem::swap(&mut s.order, &mut order);
+        self.update_held(&s);
+        drop(s);
+        // The old arrays (their slots all taken out) are freed here.
+        drop((slots, order));
+        Ok(())
     }
 
     /// The rules at `pc` (link-time) and whether they change there, if
@@ -217,8 +287,8 @@ impl Functions {
     /// Keeps a function read from the file (its rows copied, compactly,
     /// before the lock is taken), evicting the least recently used ones
     /// to make room; returns the rules at `pc` and the number evicted.
-    /// A function that overlaps one kept (another thread read it first)
-    /// is dropped.
+    /// A function that overlaps one kept is dropped.  Called with
+    /// `reading` held.
     pub(crate) fn insert(
         &self,
         start: u64,
@@ -226,6 +296,7 @@ impl Functions {
         rows: &[FnRow],
         pc: u64,
     ) -> Result<((Option<Row>, bool), usize)> {
+        self.grow()?;
         let mut f = Function::new(start, end, rows)?;
         let found = f.row(pc);
         let evicted = self.keep(&mut f);
@@ -233,12 +304,18 @@ impl Functions {
     }
 
     fn keep(&self, f: &mut Function) -> usize {
-        let (start, end) = (f.start, f.end);
-        let cost = f.cost();
-        if cost > ROW_BYTES {
+        if f.cost() > ROW_BYTES {
             return 0;
         }
         let mut s = self.set.lock();
+        let evicted = Self::keep_in(&mut s, f);
+        self.update_held(&s);
+        evicted
+    }
+
+    fn keep_in(s: &mut Set, f: &mut Function) -> usize {
+        let (start, end) = (f.start, f.end);
+        let cost = f.cost();
         // Not overlapping the function below it nor the one above.
         let pos = s.at_or_below(start);
         if pos
@@ -252,7 +329,7 @@ impl Functions {
             return 0;
         }
         let mut evicted = 0;
-        while s.bytes + cost > ROW_BYTES || s.order.len() >= MAX_FNS {
+        while s.bytes + cost > ROW_BYTES || s.order.len() >= s.slots.len() {
             if !s.evict_one() {
                 return evicted;
             }
@@ -276,7 +353,7 @@ impl Functions {
         s.bytes += cost;
         // Where it goes now that evictions may have moved the others.
         let at = s.at_or_below(start).map_or(0, |p| p + 1);
-        // Within capacity (`order.len() < MAX_FNS` above): no allocation.
+        // Within capacity (`order.len() < slots.len()` above): no allocation.
         if s.order.push(k as u16, GFP_NOWAIT).is_err() {
             if let Some(f) = s.slots[k].take() {
                 s.bytes = s.bytes.saturating_sub(f.cost());
@@ -286,4 +363,20 @@ impl Functions {
         s.order[at..].rotate_right(1);
         evicted
     }
+}
+
+#[pinned_drop]
+impl PinnedDrop for Functions {
+    fn drop(self: Pin<&mut Self>) {
+        stats::sub(Stat::TableBytesHeld, self.held() as u64);
+    }
+}
+
+/// `n` free slots.
+fn free_slots(n: usize) -> Result<KVVec<Option<Function>>> {
+    let mut slots = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
+    for _ in 0..n {
+        slots.push(None, GFP_KERNEL_ACCOUNT)?;
+    }
+    Ok(slots)
 }

@@ -437,6 +437,7 @@ impl ehframe::Source for FileSource<'_> {
 pub(crate) fn read_function(
     ip: usize,
     entry: &Entry,
+    tables: &Tables,
     fns: &Functions,
     link: u64,
 ) -> Option<(Option<Row>, bool)> {
@@ -512,5 +513,7 @@ pub(crate) fn read_function(
     let found = rows.get(..f.rows)?;
     let (r, evicted) = fns.insert(f.start, f.end, found, link).ok()?;
     stats::add(Stat::FnEvictions, evicted as u64);
+    // What the file's functions hold now counts against the cap.
+    cache::recharge(entry, tables.held());
     Some(r)
 }
