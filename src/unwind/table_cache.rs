@@ -426,8 +426,9 @@ pub(crate) fn get(id: &FileId, try_only: bool) -> Option<Arc<Entry>> {
 /// Caches `entry`, evicting the least recently used entries down to the
 /// cap.  An entry larger than the cap is not cached, and evicted at once
 /// (the walk that read it pinned its tables first); when another task
-/// cached the same version meanwhile, that one stays.
-pub(crate) fn insert(entry: &Arc<Entry>) {
+/// cached the same version meanwhile, that one stays and is returned, so
+/// that walks share one set of functions.
+pub(crate) fn insert(entry: &Arc<Entry>) -> Option<Arc<Entry>> {
     let cap = cap();
     let cost = entry.cost.load(Ordering::Relaxed);
     let mut l = Locked::new();
@@ -436,7 +437,7 @@ pub(crate) fn insert(entry: &Arc<Entry>) {
         entry.evict();
         // A lowered cap still holds from this insertion on.
         c.trim(cap, 0);
-        return;
+        return None;
     }
     let mut free = None;
     for i in 0..c.slots.len() {
@@ -444,7 +445,7 @@ pub(crate) fn insert(entry: &Arc<Entry>) {
             None => free = free.or(Some(i)),
             Some(e) if e.id == entry.id => {
                 entry.evict();
-                return;
+                return Some(e.clone());
             }
             // An older version of the same file: never served again.
             Some(e)
@@ -473,12 +474,13 @@ pub(crate) fn insert(entry: &Arc<Entry>) {
         None => {
             if c.slots.push(Some(entry.clone()), GFP_KERNEL).is_err() {
                 entry.evict();
-                return;
+                return None;
             }
         }
     }
     c.bytes += cost;
     stats::set(Stat::TableCacheBytes, c.bytes as u64);
+    None
 }
 
 /// Charges `entry` what its tables hold now (`held`: its functions

@@ -287,33 +287,37 @@ impl Functions {
     /// Keeps a function read from the file (its rows copied, compactly,
     /// before the lock is taken), evicting the least recently used ones
     /// to make room; returns the rules at `pc` and the number evicted.
-    /// A function that overlaps one kept is dropped.  Called with
-    /// `reading` held.
+    /// A function that overlaps one kept is dropped.  The functions'
+    /// rows stay under `budget` bytes (at most [`ROW_BYTES`]: the caller
+    /// passes a share of the cache's cap, so that a file lets go of its
+    /// own oldest functions before the cache lets go of the file).
+    /// Called with `reading` held.
     pub(crate) fn insert(
         &self,
         start: u64,
         end: u64,
         rows: &[FnRow],
         pc: u64,
+        budget: usize,
     ) -> Result<((Option<Row>, bool), usize)> {
         self.grow()?;
         let mut f = Function::new(start, end, rows)?;
         let found = f.row(pc);
-        let evicted = self.keep(&mut f);
+        let evicted = self.keep(&mut f, budget.min(ROW_BYTES));
         Ok((found, evicted))
     }
 
-    fn keep(&self, f: &mut Function) -> usize {
-        if f.cost() > ROW_BYTES {
+    fn keep(&self, f: &mut Function, budget: usize) -> usize {
+        if f.cost() > budget {
             return 0;
         }
         let mut s = self.set.lock();
-        let evicted = Self::keep_in(&mut s, f);
+        let evicted = Self::keep_in(&mut s, f, budget);
         self.update_held(&s);
         evicted
     }
 
-    fn keep_in(s: &mut Set, f: &mut Function) -> usize {
+    fn keep_in(s: &mut Set, f: &mut Function, budget: usize) -> usize {
         let (start, end) = (f.start, f.end);
         let cost = f.cost();
         // Not overlapping the function below it nor the one above.
@@ -329,7 +333,7 @@ impl Functions {
             return 0;
         }
         let mut evicted = 0;
-        while s.bytes + cost > ROW_BYTES || s.order.len() >= s.slots.len() {
+        while s.bytes + cost > budget || s.order.len() >= s.slots.len() {
             if !s.evict_one() {
                 return evicted;
             }

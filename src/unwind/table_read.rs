@@ -357,7 +357,9 @@ pub(crate) fn entry_of(
 }
 
 /// Caches a new entry, its tables pinned first (an entry the cache does
-/// not keep loses them at once); returns both.
+/// not keep loses them at once); returns both.  If another task cached
+/// the same version meanwhile, its entry and tables (while it has them),
+/// so that their walks share one set of functions.
 #[inline(never)]
 fn insert(
     id: FileId,
@@ -366,7 +368,11 @@ fn insert(
 ) -> Option<(Arc<Entry>, Option<Arc<Tables>>)> {
     let e = Entry::new(id, *segs, tables).ok()?;
     let pin = e.pin();
-    cache::insert(&e);
+    if let Some(first) = cache::insert(&e) {
+        if let Some(p) = first.pin() {
+            return Some((first, Some(p)));
+        }
+    }
     Some((e, pin))
 }
 
@@ -511,7 +517,11 @@ pub(crate) fn read_function(
         }
     };
     let found = rows.get(..f.rows)?;
-    let (r, evicted) = fns.insert(f.start, f.end, found, link).ok()?;
+    // A file keeps at most half the cap in functions: it lets go of its
+    // own oldest first, not the cache of the whole file.
+    let (r, evicted) = fns
+        .insert(f.start, f.end, found, link, cache::cap() / 2)
+        .ok()?;
     stats::add(Stat::FnEvictions, evicted as u64);
     // What the file's functions hold now counts against the cap.
     cache::recharge(entry, tables.held());

@@ -333,7 +333,30 @@ t_tables_shared_miss() {
 	return $r
 }
 
-T_TABLES="t_tables_by_function t_tables_big t_tables_shared_miss"
+# Under a small cap (table_cache_kb=64, every file by function) walks
+# meet more of libehbig.so's functions than fit: the chains stay exact,
+# the file lets go of its oldest functions (fn_evictions), and what the
+# cache counts and what the tables hold stay under the cap.
+t_tables_capped() {
+	eh_need || return 4
+	[ -f $EH/libehbig.so ] || { diag "no $EH/libehbig.so"; return 1; }
+	r=0
+	tables_reload table_cache_kb=64 table_compile_kb=0 || return 1
+	for m in 0 2; do
+		$EH/ehchain-dyn dlopen 300 $m $EH/libehbig.so ||
+			{ diag "libehbig.so chain 300 mode $m failed"; r=1; }
+	done
+	diag "functions read $(ehs fn_reads), evicted $(ehs fn_evictions);" \
+		"cache $(ehs table_cache_bytes) bytes, tables hold $(ehs table_bytes_held)," \
+		"entries evicted $(ehs table_evictions)"
+	expect_ge "functions evicted" $(ehs fn_evictions) 1 || r=1
+	expect_ge "table cache cap" 65536 $(ehs table_cache_bytes) || r=1
+	expect_ge "tables held under the cap" 65536 $(ehs table_bytes_held) || r=1
+	tables_reload || r=1
+	return $r
+}
+
+T_TABLES="t_tables_by_function t_tables_big t_tables_shared_miss t_tables_capped"
 
 T_EHFRAME="t_ehframe_chain_static t_ehframe_chain_static_nohdr t_ehframe_chain_static_pie t_ehframe_chain_dynamic \
 	t_ehframe_shared_dlopen t_ehframe_cxx t_ehframe_deferred t_ehframe_mixed_fp \
