@@ -72,10 +72,17 @@ impl FileRef {
     }
 
     /// Reads from file offset `pos` until `buf` is full or the file ends;
-    /// the bytes read.
+    /// the bytes read.  An offset no file reaches reads nothing: a bad
+    /// file (cached as such), not an I/O error to try again at every
+    /// lookup.
     fn read_some(&self, buf: &mut [u8], pos: u64) -> Result<usize> {
         let mut done = 0;
-        let mut pos = i64::try_from(pos).map_err(|_| EINVAL)?;
+        let Some(mut pos) = i64::try_from(pos)
+            .ok()
+            .filter(|p| i64::try_from(buf.len()).is_ok_and(|l| p.checked_add(l).is_some()))
+        else {
+            return Ok(0);
+        };
         while done < buf.len() {
             let rest = &mut buf[done..];
             // SAFETY: We hold a reference to the file; `rest` is writable

@@ -151,6 +151,31 @@ t_ehframe_nocfi_entry() {
 	return $r
 }
 
+# Section headers at an offset no file reaches (e_shoff near 2^63, in a
+# copy of the program without .eh_frame_hdr, which finds .eh_frame by
+# its section header): the file is refused once and that refusal is
+# cached (the next run finds it: table_hits), not taken for an I/O error
+# and read again at every lookup.
+t_ehframe_absurd_offset() {
+	eh_need || return 4
+	r=0
+	c=/tmp/eh-absurd
+	for off in '\360\377\377\377\377\377\377\177' '\000\000\377\377\377\377\377\377'; do
+		cp $EH/ehchain-static-nohdr $c
+		printf "$off" | dd of=$c bs=1 seek=40 conv=notrunc 2>/dev/null || return 1
+		j0=$(ehs ehframe_rejects)
+		$c chain 4 0 loose || r=1
+		j1=$(ehs ehframe_rejects) h1=$(ehs table_hits)
+		$c chain 4 0 loose || r=1
+		diag "e_shoff $off: refused $(( j1 - j0 )) then $(( $(ehs ehframe_rejects) - j1 )), cache hits of the next run $(( $(ehs table_hits) - h1 ))"
+		expect_eq "refusals of the first run" $(( j1 - j0 )) 1 || r=1
+		expect_eq "refusals of the next run" $(( $(ehs ehframe_rejects) - j1 )) 0 || r=1
+		expect_ge "cache hits of the next run" $(( $(ehs table_hits) - h1 )) 1 || r=1
+		rm -f $c
+	done
+	return $r
+}
+
 # Corrupt .eh_frame_hdr, .eh_frame and PT_GNU_EH_FRAME
 # (tests/user/ehframe/mkhostile.py): every walk ends cleanly and starts
 # at the leaf, each file is refused at most once (a refusal is cached),
@@ -361,4 +386,5 @@ T_TABLES="t_tables_by_function t_tables_big t_tables_shared_miss t_tables_capped
 T_EHFRAME="t_ehframe_chain_static t_ehframe_chain_static_nohdr t_ehframe_chain_static_pie t_ehframe_chain_dynamic \
 	t_ehframe_shared_dlopen t_ehframe_cxx t_ehframe_deferred t_ehframe_mixed_fp \
 	t_ehframe_mixed_sframe t_ehframe_prologue_epilogue t_ehframe_nocfi_entry t_ehframe_hostile \
+	t_ehframe_absurd_offset \
 	t_ehframe_counted t_ehframe_perf_defer $T_TABLES"
