@@ -50,7 +50,10 @@ while [ $r -le $ROUNDS ]; do
 		/tmp/ehb$r walkcold 64 | sed 's/^BENCH walk/BENCH ehwalk/' || echo "BENCH-FAILED ehcold"
 		rm -f /tmp/ehb$r
 		# The first walk through copies of libc (trixie's, 150 KiB of
-		# .eh_frame) and a small PIE: both read and compiled.
+		# .eh_frame) and a small PIE: both read and compiled whole.
+		CK=/sys/module/unwind_deferred/parameters/table_compile_kb
+		CKB=$(cat $CK)
+		echo 1048576 >$CK
 		d=/tmp/lc$r
 		mkdir -p $d
 		cp /sframe/v2/ld-linux-x86-64.so.2 /sframe/v2/libc.so.6 $EHB-dyn $d/
@@ -58,10 +61,8 @@ while [ $r -le $ROUNDS ]; do
 			sed 's/^BENCH walk/BENCH ehlibc/' || echo "BENCH-FAILED ehlibc"
 		rm -rf $d
 		# The same with every .eh_frame looked up by function
-		# (table_compile_kb=0, the path of files over 1 MiB): the first
-		# walk reads only the functions it meets.
-		CK=/sys/module/unwind_deferred/parameters/table_compile_kb
-		CKB=$(cat $CK)
+		# (table_compile_kb=0, the default): the first walk reads only
+		# the functions it meets.
 		echo 0 >$CK
 		mkdir -p $d
 		cp /sframe/v2/ld-linux-x86-64.so.2 /sframe/v2/libc.so.6 $EHB-dyn $d/
@@ -82,6 +83,8 @@ while [ $r -le $ROUNDS ]; do
 		CKB=$(cat $CK)
 		d=/tmp/ff$r
 		mkdir -p $d
+		# ehchain asks unwind_test.ko for its stack.
+		insmod $MODDIR/unwind_test.ko || echo "BENCH-FAILED insmod unwind_test"
 		for f in link libc libcwhole big; do
 			lib=$EHD/libehlink.so ldp=
 			case $f in
@@ -96,6 +99,7 @@ while [ $r -le $ROUNDS ]; do
 			done | grep '^BENCH' || echo "BENCH-FAILED first walk $f"
 			rm -f $d/*
 		done
+		rmmod unwind_test
 		rm -rf $d
 		echo $CKB >$CK
 	fi
