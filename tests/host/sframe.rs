@@ -1673,3 +1673,93 @@ fn table_builder_caps_distinct_rows() {
         Some((table::MAX_ROWS as u64, table::BuildError::TooManyRows))
     );
 }
+
+// ---------------------------------------------------------------------
+// Hostile input: work bounded whatever a section holds.
+
+/// `n` rows of the form one SFrame FRE gives (CFA = SP + a 4-byte word),
+/// all distinct, whose dedup hashes fall within 1,024 neighbouring slots
+/// of the builder's table: aimed at it.
+fn aimed_rows(n: usize) -> Vec<Row> {
+    let mask = table::DEDUP_SLOTS as u64 - 1;
+    let mut out = Vec::new();
+    let mut off = 8;
+    while out.len() < n {
+        let r = row(sp(off), None);
+        if table::dedup_hash(&r) & mask < 1024 {
+            out.push(r);
+        }
+        off += 8;
+    }
+    out
+}
+
+#[test]
+fn rows_aimed_at_the_dedup_table_probe_a_bounded_number_of_slots() {
+    // A section of N functions of one FRE each, their rows aimed at one
+    // cluster of slots: each row probes at most DEDUP_PROBES slots, not
+    // the whole cluster (about N^2 / 2 probes in all, before the limit).
+    const N: usize = 20_000;
+    let rows = aimed_rows(N);
+    let mut sec = builder(2);
+    sec.fdes = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let w = r.cfa.offset as i64;
+            fde(0x1000 + 16 * i as u64, 16, 0, vec![fre(0, true, 2, &[w])])
+        })
+        .collect();
+    let bytes = sec.build();
+    let s = Section::new(&bytes, sec.addr).unwrap();
+    let mut b = table::Builder::new(table_store::VecStore::new());
+    sframe::compile(&s, &mut b).unwrap();
+    let calls = b.calls();
+    let (store, base) = b.finish().unwrap();
+    let probes = store.dedup_calls;
+    eprintln!("aimed rows: {N} rows, {calls} builder calls, {probes} dedup probes");
+    // One row and one end per function; a probe per slot tried, and one
+    // write.
+    assert_eq!(calls, 2 * N as u64);
+    assert!(
+        probes <= (table::DEDUP_PROBES as u64 + 1) * N as u64,
+        "{probes} probes for {N} rows"
+    );
+    // Dedup is an optimisation: the table is still right.
+    let t = store.table(base);
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(t.lookup(0x1000 + 16 * i as u64 + 7), Some(*r), "fn {i}");
+    }
+    // Taking back functions whose rows found no slot restores the table
+    // exactly: later rows are numbered as without them.
+    let rows = &rows[..4000];
+    let mut with = table::Builder::new(table_store::VecStore::new());
+    let mut without = table::Builder::new(table_store::VecStore::new());
+    for (i, r) in rows.iter().enumerate() {
+        let pc = 0x1000 + 16 * i as u64;
+        // And an earlier function's row again: found, or (beyond the
+        // probe limit) stored again.
+        let again = rows[i / 3 * 3];
+        if i % 2 == 1 {
+            let m = with.mark();
+            with.row(pc, Some(*r)).unwrap();
+            with.row(pc + 4, Some(again)).unwrap();
+            with.rollback(m);
+            continue;
+        }
+        for b in [&mut with, &mut without] {
+            b.row(pc, Some(*r)).unwrap();
+            b.row(pc + 4, Some(again)).unwrap();
+            b.end(pc + 16).unwrap();
+        }
+    }
+    let calls = with.calls();
+    let (a, ba) = with.finish().unwrap();
+    let (b, bb) = without.finish().unwrap();
+    assert_eq!(
+        (a.starts, a.index, a.rows, ba),
+        (b.starts, b.index, b.rows, bb)
+    );
+    // A rollback probes as many slots per row as its interning did.
+    assert!(a.dedup_calls <= (2 * table::DEDUP_PROBES as u64 + 1) * calls);
+}

@@ -40,7 +40,7 @@ pub use table::Table;
 // What the host tests inspect (built with `rustc --test`); the module
 // does not name these.
 #[cfg(test)]
-pub use build::MAX_ROWS;
+pub use build::{hash as dedup_hash, DEDUP_PROBES, MAX_ROWS};
 #[cfg(test)]
 pub use layout::COMMON_OFF_SHIFT;
 #[cfg(test)]
