@@ -1763,3 +1763,43 @@ fn rows_aimed_at_the_dedup_table_probe_a_bounded_number_of_slots() {
     // A rollback probes as many slots per row as its interning did.
     assert!(a.dedup_calls <= (2 * table::DEDUP_PROBES as u64 + 1) * calls);
 }
+
+#[test]
+fn pcmask_fdes_sharing_one_fre_are_bounded() {
+    // The review's input: 65,535 PCMASK FDEs of 65,536 one-byte blocks
+    // each, all pointing at one FRE (1.4 MiB).  Each FDE expanded alone
+    // is within MAX_PCMASK_BLOCKS; together they made 4.3e9 builder
+    // calls.  Now the section's total caps them: builder calls <= n / 2
+    // + MAX_PCMASK_ROWS_TOTAL for n bytes.
+    const N: u64 = 65_535;
+    let start = 0x1_0000_0000u64;
+    let mut sec = builder(2);
+    // FDE starts are 32-bit offsets from the section.
+    sec.addr = start + (1 << 31);
+    sec.fdes = (0..N)
+        .map(|i| D {
+            rep: 1,
+            ..fde(start + (i << 16), 1 << 16, 0x10, vec![fre(0, true, 0, &[8])])
+        })
+        .collect();
+    let mut bytes = sec.build();
+    // Every FDE's FRE offset (v2: bytes 8..12 of 20) to the first FRE.
+    for i in 0..N as usize {
+        put32(&mut bytes, 28 + 20 * i + 8, 0);
+    }
+    let s = Section::new(&bytes, sec.addr).unwrap();
+    assert_eq!(s.fde(N as u32 - 1).unwrap().fres_off, s.fde(0).unwrap().fres_off);
+    let mut b = table::Builder::new(table_store::VecStore::new());
+    let skipped = sframe::compile(&s, &mut b).unwrap();
+    let calls = b.calls();
+    eprintln!("{N} PCMASK FDEs, {} bytes: {calls} builder calls", bytes.len());
+    let expanded = sframe::MAX_PCMASK_ROWS_TOTAL >> 16;
+    assert_eq!(skipped as u64, N - expanded);
+    assert!(calls <= bytes.len() as u64 / 2 + sframe::MAX_PCMASK_ROWS_TOTAL);
+    assert_eq!(calls, expanded * ((1 << 16) + 1));
+    let (store, base) = b.finish().unwrap();
+    let t = store.table(base);
+    let last = start + ((expanded - 1) << 16);
+    assert_eq!(t.lookup(last + 0xffff), Some(row(sp(8), None)));
+    assert_eq!(t.lookup(last + 0x10000), None);
+}
