@@ -32,7 +32,7 @@ use ehframe::{
     MAX_STEPS, SCRATCH_LEN, SMALL_ROWS, SMALL_SCRATCH_LEN,
 };
 use std::collections::HashMap;
-use table::{Builder, CfaRule, Reg, Row, Rule, Table};
+use table::{Builder, CfaRule, Reg, Row, Rule, Table, YIELD_EVERY};
 use table_store::{row, sp, VecStore};
 
 // ---------------------------------------------------------------------
@@ -236,7 +236,7 @@ impl Out {
 
 fn run(hdr: &[u8], hdr_addr: u64, eh: &[u8], eh_addr: u64) -> Out {
     let mut b = Builder::new(VecStore::new());
-    let r = compile(hdr, hdr_addr, eh, eh_addr, &mut b);
+    let r = compile(hdr, hdr_addr, eh, eh_addr, &mut b, &mut || true);
     let (store, base) = b.finish().expect("finish");
     Out { r, store, base }
 }
@@ -1706,7 +1706,7 @@ fn check(
     let mut st = store.take().unwrap();
     st.reset();
     let mut b = Builder::new(st);
-    let r = compile(hdr, hdr_addr, eh, eh_addr, &mut b);
+    let r = compile(hdr, hdr_addr, eh, eh_addr, &mut b, &mut || true);
     let (st, base) = b.finish().expect("finish");
     let t = Table {
         base: base.unwrap_or(0),
@@ -2272,7 +2272,7 @@ fn failing_plt_fde_listed_many_times_is_bounded() {
         let mut bytes = eh.bytes.clone();
         bytes.resize(bytes.len() + pad, 0);
         let mut b = Builder::new(VecStore::new());
-        let s = compile(&h, far, &bytes, EH_ADDR, &mut b).expect("compiled");
+        let s = compile(&h, far, &bytes, EH_ADDR, &mut b, &mut || true).expect("compiled");
         let calls = b.calls();
         eprintln!("{n} entries: {calls} builder calls, {s:?}");
         assert_eq!((s.entries, s.bad_program), (n as u32, n as u32), "{s:?}");
@@ -2282,6 +2282,57 @@ fn failing_plt_fde_listed_many_times_is_bounded() {
         assert!(s.work <= work_bound(h.len(), bytes.len()), "{s:?}");
         let (store, base) = b.finish().expect("finish");
         assert_eq!(store.table(base).lookup(0x10_0000), None);
+    }
+}
+
+#[test]
+fn keep_going_is_asked_and_can_stop_the_compile() {
+    // 20,000 small functions, then a PLT of MAX_PLT_BLOCKS blocks.
+    let mut eh = Eh::new(EH_ADDR);
+    let c = eh.cie(&gcc_cie());
+    let mut entries = Vec::new();
+    for i in 0..20_000u64 {
+        let pc = 0x10_0000 + 16 * i;
+        entries.push((pc, eh.fde(c, pc, 16, &[0x41, 0x0e, 16])));
+    }
+    let plt = 0x10_0000 + 16 * 20_000;
+    entries.push((plt, eh.fde(c, plt, MAX_PLT_BLOCKS * 16, &plt_expr(8, 11))));
+    pay(&mut eh, MAX_PLT_BLOCKS);
+    let e: Vec<(u64, u64)> = entries.iter().map(|&(l, o)| (l, eh.fde_addr(o))).collect();
+    let h = hdr(HDR_ADDR, eh.addr, &e);
+    let compile_with = |stop_at: u64| {
+        let mut b = Builder::new(VecStore::new());
+        let mut asked = Vec::new();
+        let r = compile(&h, HDR_ADDR, &eh.bytes, eh.addr, &mut b, &mut || {
+            asked.push(());
+            asked.len() as u64 != stop_at
+        });
+        (r, asked.len() as u64, b.calls())
+    };
+    // Asked every YIELD_EVERY units: no entry here costs more than a few
+    // units, and the PLT's blocks are asked between.
+    let (r, asked, calls) = compile_with(0);
+    let s = r.expect("compiled");
+    assert_eq!((s.compiled, s.plt_blocks), (20_001, MAX_PLT_BLOCKS), "{s:?}");
+    assert!(asked <= s.work / YIELD_EVERY, "{asked} for {s:?}");
+    assert!(asked >= s.work / (YIELD_EVERY + 4), "{asked} for {s:?}");
+    assert!(calls <= 2 * s.work);
+    // The PLT alone is asked about every YIELD_EVERY blocks.
+    let h1 = hdr(HDR_ADDR, eh.addr, &e[20_000..]);
+    let mut n = 0u64;
+    let mut b = Builder::new(VecStore::new());
+    compile(&h1, HDR_ADDR, &eh.bytes, eh.addr, &mut b, &mut || {
+        n += 1;
+        true
+    })
+    .expect("compiled");
+    assert_eq!(n, MAX_PLT_BLOCKS / YIELD_EVERY);
+    // False stops it at once, in the PLT too: not asked again, no more
+    // than the work since the last question done.
+    for stop_at in [1, 3, asked] {
+        let (r, n, calls) = compile_with(stop_at);
+        assert_eq!((r, n), (Err(EhError::Stopped), stop_at));
+        assert!(calls <= 2 * (stop_at + 1) * YIELD_EVERY, "{calls} calls");
     }
 }
 

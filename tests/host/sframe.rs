@@ -1511,7 +1511,7 @@ fn header_fields_and_fde_decoding() {
 
 /// Compiles a validated section.
 fn compiled(s: &Section<'_>) -> (table_store::VecStore, Option<u64>) {
-    table_store::build(|b| sframe::compile(s, b).map(|_| ())).unwrap()
+    table_store::build(|b| sframe::compile(s, b, &mut || true).map(|_| ())).unwrap()
 }
 
 #[test]
@@ -1575,7 +1575,7 @@ fn compiled_mutated_sections_equal_the_reference_lookup() {
             let Ok(s) = Section::new(&b, addr) else {
                 continue;
             };
-            let Ok((store, base_pc)) = table_store::build(|bl| sframe::compile(&s, bl).map(|_| ()))
+            let Ok((store, base_pc)) = table_store::build(|bl| sframe::compile(&s, bl, &mut || true).map(|_| ()))
             else {
                 continue;
             };
@@ -1713,7 +1713,7 @@ fn rows_aimed_at_the_dedup_table_probe_a_bounded_number_of_slots() {
     let bytes = sec.build();
     let s = Section::new(&bytes, sec.addr).unwrap();
     let mut b = table::Builder::new(table_store::VecStore::new());
-    sframe::compile(&s, &mut b).unwrap();
+    sframe::compile(&s, &mut b, &mut || true).unwrap();
     let calls = b.calls();
     let (store, base) = b.finish().unwrap();
     let probes = store.dedup_calls;
@@ -1790,7 +1790,7 @@ fn pcmask_fdes_sharing_one_fre_are_bounded() {
     let s = Section::new(&bytes, sec.addr).unwrap();
     assert_eq!(s.fde(N as u32 - 1).unwrap().fres_off, s.fde(0).unwrap().fres_off);
     let mut b = table::Builder::new(table_store::VecStore::new());
-    let skipped = sframe::compile(&s, &mut b).unwrap();
+    let skipped = sframe::compile(&s, &mut b, &mut || true).unwrap();
     let calls = b.calls();
     eprintln!("{N} PCMASK FDEs, {} bytes: {calls} builder calls", bytes.len());
     let expanded = sframe::MAX_PCMASK_ROWS_TOTAL >> 16;
@@ -1802,4 +1802,48 @@ fn pcmask_fdes_sharing_one_fre_are_bounded() {
     let last = start + ((expanded - 1) << 16);
     assert_eq!(t.lookup(last + 0xffff), Some(row(sp(8), None)));
     assert_eq!(t.lookup(last + 0x10000), None);
+}
+
+#[test]
+fn keep_going_is_asked_and_can_stop_the_compile() {
+    // 10,000 functions of 3 FREs, then a PLT of 65,536 blocks of 2.
+    let mut sec = builder(2);
+    for i in 0..10_000u64 {
+        let f = vec![
+            fre(0, true, 0, &[8]),
+            fre(1, true, 0, &[16]),
+            fre(2, true, 0, &[24]),
+        ];
+        sec.fdes.push(fde(0x10_0000 + 16 * i, 16, 0, f));
+    }
+    let f = vec![fre(0, true, 0, &[8]), fre(11, true, 0, &[16])];
+    sec.fdes.push(D {
+        rep: 16,
+        ..fde(0x10_0000 + 16 * 10_000, 16 << 16, 0x10, f)
+    });
+    let bytes = sec.build();
+    let s = Section::new(&bytes, sec.addr).unwrap();
+    let compile_with = |stop_at: u64| {
+        let mut b = table::Builder::new(table_store::VecStore::new());
+        let mut asked = 0u64;
+        let r = sframe::compile(&s, &mut b, &mut || {
+            asked += 1;
+            asked != stop_at
+        });
+        (r, asked, b.calls())
+    };
+    // One unit per FDE and FRE, each a builder call here: asked every
+    // YIELD_EVERY of them.
+    let (r, asked, calls) = compile_with(0);
+    assert_eq!(r, Ok(0));
+    assert_eq!(calls, 10_001 + 30_000 + 2 * (1 << 16));
+    assert_eq!(asked, calls / table::YIELD_EVERY);
+    // False stops it at once: not asked again, the unit it was asked
+    // before not done (nor the end of the function it is in).
+    for stop_at in [1, 2, asked] {
+        let (r, n, calls) = compile_with(stop_at);
+        assert_eq!((r, n), (Err(sframe::CompileError::Stopped), stop_at));
+        let units = stop_at * table::YIELD_EVERY;
+        assert!(calls < units && calls + 2 >= units, "{calls} calls");
+    }
 }

@@ -34,8 +34,12 @@
 //! - builder calls <= 2 x work (an instruction gives at most one row, a
 //!   PLT block two, an entry its last row and its end);
 //! - PLT blocks <= min(work, 262,144).
+//!
+//! The caller's `keep_going` hook ([`Pace`]) is asked between entries
+//! and PLT blocks, at least every `YIELD_EVERY` (4,096) + 65,665 units:
+//! one CIE and one program are not split.
 
-use super::super::table::{BuildError, Builder, CfaRule, Reg, Row, Rule, Storage};
+use super::super::table::{BuildError, Builder, CfaRule, Pace, Reg, Row, Rule, Stopped, Storage};
 use super::cfa::{CfaState, Ctx, Machine, RegState, RunError, State};
 use super::cie::{parse_cie, Cie};
 use super::error::EhError;
@@ -151,8 +155,9 @@ pub(super) fn row_of(st: &State, cfa: Option<CfaRule>, signal: bool) -> Option<R
 }
 
 /// The compilation's state besides the builder.
-struct Out<'b, S: Storage> {
+struct Out<'b, 'p, S: Storage> {
     b: &'b mut Builder<S>,
+    pace: Pace<'p>,
     stats: Stats,
     /// The PLT blocks the compilation may still expand.
     plt_left: u64,
@@ -162,16 +167,9 @@ struct Out<'b, S: Storage> {
     base: Option<u64>,
 }
 
-impl<S: Storage> Out<'_, S> {
+impl<S: Storage> Out<'_, '_, S> {
     /// Gives the engine the rules `st` over `[lo, min(hi, end))`.
-    fn range(
-        &mut self,
-        lo: u64,
-        hi: u64,
-        end: u64,
-        st: &State,
-        signal: bool,
-    ) -> Result<(), BuildError> {
+    fn range(&mut self, lo: u64, hi: u64, end: u64, st: &State, signal: bool) -> Result<(), Fail> {
         let hi = hi.min(end);
         if lo >= hi {
             return Ok(());
@@ -179,9 +177,9 @@ impl<S: Storage> Out<'_, S> {
         let (k, n) = match st.cfa {
             CfaState::Plt { k, n } => (k, n),
             CfaState::Reg { reg, off } => {
-                return self.b.row(lo, row_of(st, cfa_rule(reg, off), signal))
+                return Ok(self.b.row(lo, row_of(st, cfa_rule(reg, off), signal))?)
             }
-            CfaState::Other => return self.b.row(lo, None),
+            CfaState::Other => return Ok(self.b.row(lo, None)?),
         };
         // CFA = rsp + k, + 8 from byte n of each 16-byte block on.
         let first = lo & !15;
@@ -189,17 +187,19 @@ impl<S: Storage> Out<'_, S> {
         let room = self.budget.saturating_sub(self.stats.work);
         if blocks > MAX_PLT_BLOCKS || blocks > self.plt_left || blocks > room {
             self.stats.plt_refused = self.stats.plt_refused.saturating_add(1);
-            return self.b.row(lo, None);
+            return Ok(self.b.row(lo, None)?);
         }
         self.plt_left = self.plt_left.saturating_sub(blocks);
         self.stats.plt_blocks = self.stats.plt_blocks.saturating_add(blocks);
-        self.stats.work = self.stats.work.saturating_add(blocks);
+        let spent = self.stats.work;
+        self.stats.work = spent.saturating_add(blocks);
         let sp = |off: i32| cfa_rule(7, off as i64);
         let rows = [
             (0u64, row_of(st, sp(k), signal)),
             (n as u64, row_of(st, k.checked_add(8).and_then(sp), signal)),
         ];
         for i in 0..blocks {
+            self.pace.check(spent.saturating_add(i))?;
             let Some(start) = i.checked_mul(16).and_then(|d| first.checked_add(d)) else {
                 break;
             };
@@ -221,6 +221,8 @@ impl<S: Storage> Out<'_, S> {
 enum Fail {
     /// The engine failed: fatal.
     Build(BuildError),
+    /// The caller's hook said stop: fatal.
+    Stopped,
     /// The entry is skipped.
     Skip(Skip),
 }
@@ -228,6 +230,12 @@ enum Fail {
 impl From<BuildError> for Fail {
     fn from(e: BuildError) -> Self {
         Fail::Build(e)
+    }
+}
+
+impl From<Stopped> for Fail {
+    fn from(_: Stopped) -> Self {
+        Fail::Stopped
     }
 }
 
@@ -256,13 +264,16 @@ pub(super) enum Skip {
 /// skipped).  Returns the counts; a bad FDE or CIE is skipped, never an
 /// error.  `b` should be empty: a function that would make the table
 /// span 4 GiB from the first PC compiled here is skipped, while one
-/// beyond an earlier caller's base fails in the builder.
+/// beyond an earlier caller's base fails in the builder.  `keep_going`
+/// is asked now and then ([`Pace`]): false stops the compilation
+/// ([`EhError::Stopped`]).
 pub fn compile<S: Storage>(
     hdr: &[u8],
     hdr_addr: u64,
     eh: &[u8],
     eh_addr: u64,
     b: &mut Builder<S>,
+    keep_going: &mut dyn FnMut() -> bool,
 ) -> Result<Stats, EhError> {
     let h = Hdr::parse(hdr, hdr_addr)?;
     let budget = (eh.len() as u64)
@@ -271,6 +282,7 @@ pub fn compile<S: Storage>(
         .saturating_add(WORK_BASE);
     let mut out = Out {
         b,
+        pace: Pace::new(keep_going),
         stats: Stats::default(),
         plt_left: MAX_PLT_BLOCKS_TOTAL,
         budget,
@@ -286,9 +298,10 @@ pub fn compile<S: Storage>(
             return Err(EhError::Unsorted);
         }
         prev_loc = Some(loc);
+        out.stats.entries = out.stats.entries.saturating_add(1);
+        out.stats.work = out.stats.work.saturating_add(1);
+        out.pace.check(out.stats.work)?;
         let st = &mut out.stats;
-        st.entries = st.entries.saturating_add(1);
-        st.work = st.work.saturating_add(1);
         if prev_end.is_some_and(|e| loc < e) {
             st.overlap = st.overlap.saturating_add(1);
             continue;
@@ -303,6 +316,7 @@ pub fn compile<S: Storage>(
                 out.stats.compiled = out.stats.compiled.saturating_add(1);
             }
             Err(Fail::Build(e)) => return Err(e.into()),
+            Err(Fail::Stopped) => return Err(EhError::Stopped),
             Err(Fail::Skip(skip)) => {
                 let st = &mut out.stats;
                 let c = match skip {
@@ -340,7 +354,7 @@ pub(super) fn cie_machine<'a>(
 
 /// Compiles the FDE at `fde_addr`, listed at `loc`; returns its end.
 fn one<'a, S: Storage>(
-    out: &mut Out<'_, S>,
+    out: &mut Out<'_, '_, S>,
     eh: &'a [u8],
     eh_addr: u64,
     loc: u64,
@@ -404,7 +418,7 @@ fn one<'a, S: Storage>(
     out.stats.work = out.stats.work.saturating_add(insns);
     match r {
         Ok(()) => {}
-        Err(RunError::Sink(e)) => return Err(e.into()),
+        Err(RunError::Sink(e)) => return Err(e),
         Err(RunError::Prog(_)) => {
             out.b.rollback(mark);
             out.base = first_pc;

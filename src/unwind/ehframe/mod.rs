@@ -67,6 +67,7 @@ mod reader;
 mod scan;
 
 pub use compile::compile;
+pub use error::EhError;
 pub use hdr::{hdr_info, ENTRY_LEN};
 pub use lookup::{lookup, row_at, FnRow, Index, LookupError, Source};
 pub use lookup::{MAX_FN_ROWS, SCRATCH_LEN, SMALL_ROWS, SMALL_SCRATCH_LEN};
@@ -80,8 +81,6 @@ pub use cfa::MAX_STACK;
 pub use cie::MAX_CIE_INSNS;
 #[cfg(test)]
 pub use compile::{Stats, MAX_PLT_BLOCKS, MAX_PLT_BLOCKS_TOTAL, WORK_BASE, WORK_PER_BYTE};
-#[cfg(test)]
-pub use error::EhError;
 #[cfg(test)]
 pub use hdr::HdrInfo;
 #[cfg(test)]

@@ -12,9 +12,11 @@
 //! section's FRE counts add up to the header's, whose FREs take 2 bytes
 //! or more each, and its FDEs take 16 bytes or more; PCMASK FDEs decode
 //! at most [`MAX_PCMASK_ROWS_TOTAL`] FREs in all.  So for `n` bytes:
-//! builder calls <= n / 2 + 524,288, however many FDEs share FREs.
+//! builder calls <= n / 2 + 524,288, however many FDEs share FREs.  The
+//! caller's `keep_going` hook ([`Pace`]) is asked every `YIELD_EVERY`
+//! (4,096) of them, or FDEs skipped.
 
-use super::super::table::{BuildError, Builder, Storage};
+use super::super::table::{BuildError, Builder, Pace, Stopped, Storage};
 use super::error::SframeError;
 use super::format::{row, Fre};
 use super::section::Section;
@@ -34,6 +36,8 @@ pub enum CompileError {
     Sframe(SframeError),
     /// The engine's limits.
     Build(BuildError),
+    /// The caller's `keep_going` hook said stop.
+    Stopped,
 }
 
 impl From<SframeError> for CompileError {
@@ -48,15 +52,32 @@ impl From<BuildError> for CompileError {
     }
 }
 
+impl From<Stopped> for CompileError {
+    fn from(_: Stopped) -> Self {
+        CompileError::Stopped
+    }
+}
+
 /// Feeds every row of `section` (validated) into `b`.  Returns the number
-/// of FDEs skipped (overlapping, or PCMASK too large).
-pub fn compile<S: Storage>(section: &Section<'_>, b: &mut Builder<S>) -> Result<u32, CompileError> {
+/// of FDEs skipped (overlapping, or PCMASK too large).  `keep_going` is
+/// asked now and then ([`Pace`]): false stops the compilation
+/// ([`CompileError::Stopped`]).
+pub fn compile<S: Storage>(
+    section: &Section<'_>,
+    b: &mut Builder<S>,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Result<u32, CompileError> {
     let fres = section.fres();
     let fixed = section.fixed();
     let mut prev_end: Option<u64> = None;
     let mut skipped = 0u32;
     let mut pcmask_left = MAX_PCMASK_ROWS_TOTAL;
+    let mut pace = Pace::new(keep_going);
+    // FDEs and FREs decoded.
+    let mut work = 0u64;
     for i in 0..section.num_fdes() {
+        work = work.saturating_add(1);
+        pace.check(work)?;
         let fde = section.fde(i)?;
         let end = fde
             .start
@@ -92,6 +113,8 @@ pub fn compile<S: Storage>(section: &Section<'_>, b: &mut Builder<S>) -> Result<
             let block_start = fde.start + (blk as u64) * (rep as u64);
             let mut at = fde.fres_off;
             for _ in 0..num_fres {
+                work = work.saturating_add(1);
+                pace.check(work)?;
                 let (fre, next): (Fre, usize) = Fre::decode(fres, at, fde.fre_type)?;
                 at = next;
                 let pc = block_start + fre.start as u64;
