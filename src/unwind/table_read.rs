@@ -123,8 +123,8 @@ impl Drop for FileRef {
 
 /// Why a file yields no table.  `None` (not an x86-64 ELF64 file, no
 /// section) and `Bad` (a section that is unusable) are about the file's
-/// bytes and are cached (negative entry); `Io` (a read error, no memory)
-/// is not.
+/// bytes and are cached (negative entry); `Io` (a read error, no memory,
+/// a compile stopped by a fatal signal) is not.
 enum Miss {
     None,
     Bad,
@@ -152,6 +152,13 @@ fn read_segments(file: &FileRef) -> core::result::Result<(Ehdr, Segments), Miss>
     }
     let segs = Segments::parse(&ehdr, &ph).map_err(|_| Miss::None)?;
     Ok((ehdr, segs))
+}
+
+/// Asked between pieces of a compile: lets other tasks run, and stops
+/// the compile once the task is being killed.
+fn keep_going() -> bool {
+    // SAFETY: Task context that may sleep: compiles follow file reads.
+    unsafe { ffi::unwind_rs_table_read_keep_going() }
 }
 
 /// Compiles with `f` into a store of at most the cap.
@@ -185,12 +192,23 @@ fn read_sframe(file: &FileRef, p: Phdr) -> core::result::Result<Compiled, Miss> 
         return Err(Miss::Bad);
     }
     let t = build(Kind::SFrame, |b| {
-        sframe::compile(&section, b)
+        sframe::compile(&section, b, &mut keep_going)
             .map(|_| ())
-            .map_err(|_| Miss::Bad)
+            .map_err(|e| match e {
+                sframe::CompileError::Stopped => Miss::Io,
+                _ => Miss::Bad,
+            })
     })?;
     stats::inc(Stat::SframeSections);
     Ok(t)
+}
+
+/// Why an `.eh_frame` compile failed, as a miss.
+fn eh_miss(e: ehframe::EhError) -> Miss {
+    match e {
+        ehframe::EhError::Stopped => Miss::Io,
+        _ => Miss::Bad,
+    }
 }
 
 /// A file's `.eh_frame`: compiled whole, or to be looked up by function.
@@ -236,9 +254,9 @@ fn read_ehframe(file: &FileRef, segs: &Segments, p: Phdr) -> core::result::Resul
     let eh = file.read_vec(off, len)?;
     stats::inc(Stat::EhframeReads);
     let t = build(Kind::EhFrame, |b| {
-        ehframe::compile(&hdr, p.vaddr, &eh, info.eh_frame_addr, b)
+        ehframe::compile(&hdr, p.vaddr, &eh, info.eh_frame_addr, b, &mut keep_going)
             .map(|_| ())
-            .map_err(|_| Miss::Bad)
+            .map_err(eh_miss)
     })?;
     stats::inc(Stat::EhframeSections);
     Ok(EhTable::Whole(t))
@@ -272,9 +290,9 @@ fn read_ehframe_section(file: &FileRef, ehdr: &Ehdr) -> core::result::Result<Com
     let hlen = ehframe::synth_hdr(&eh, sh.addr, &mut hdr);
     let hdr = hdr.get(..hlen).ok_or(Miss::Bad)?;
     let t = build(Kind::EhFrame, |b| {
-        ehframe::compile(hdr, sh.addr, &eh, sh.addr, b)
+        ehframe::compile(hdr, sh.addr, &eh, sh.addr, b, &mut keep_going)
             .map(|_| ())
-            .map_err(|_| Miss::Bad)
+            .map_err(eh_miss)
     })?;
     stats::inc(Stat::EhframeSections);
     Ok(t)

@@ -13,6 +13,7 @@
 #include <linux/mutex.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 
 #include "../sys/sys.h"
 #include "unwind.h"
@@ -72,6 +73,17 @@ bool unwind_rs_walk_ctx(struct unwind_rs_walk_ctx *c)
 	c->tables = (c->can_fault || c->cached_only) && unwind_rs_table_cache_kb();
 	c->key_valid = c->tables && unwind_rs_mm_key(&c->key);
 	return true;
+}
+
+/*
+ * Asked between pieces of a whole-file compile (table_read.rs), which a
+ * crafted file can make take seconds: lets other tasks run, and says
+ * stop once current is being killed.  Both are inline.
+ */
+bool unwind_rs_table_read_keep_going(void)
+{
+	cond_resched();
+	return !fatal_signal_pending(current);
 }
 
 /* The cache's lock: a mutex, as misses read files with it dropped. */

@@ -32,7 +32,7 @@ use ehframe::{
     MAX_STEPS, SCRATCH_LEN, SMALL_ROWS, SMALL_SCRATCH_LEN,
 };
 use std::collections::HashMap;
-use table::{Builder, CfaRule, Reg, Row, Rule, Table};
+use table::{Builder, CfaRule, Reg, Row, Rule, Table, YIELD_EVERY};
 use table_store::{row, sp, VecStore};
 
 // ---------------------------------------------------------------------
@@ -236,7 +236,7 @@ impl Out {
 
 fn run(hdr: &[u8], hdr_addr: u64, eh: &[u8], eh_addr: u64) -> Out {
     let mut b = Builder::new(VecStore::new());
-    let r = compile(hdr, hdr_addr, eh, eh_addr, &mut b);
+    let r = compile(hdr, hdr_addr, eh, eh_addr, &mut b, &mut || true);
     let (store, base) = b.finish().expect("finish");
     Out { r, store, base }
 }
@@ -1022,6 +1022,13 @@ fn remember_and_restore_state() {
     assert_eq!(o.at(0x1001), Some(row(sp(8), None)));
 }
 
+/// Pads `eh` (after its last entry, where nothing reads) so that the work
+/// budget has `units` more: PLT blocks are paid from it.
+fn pay(eh: &mut Eh, units: u64) {
+    let n = eh.bytes.len() + units.div_ceil(WORK_PER_BYTE) as usize;
+    eh.bytes.resize(n, 0);
+}
+
 /// The PLT expression with `breg7 k` and `litN`.
 fn plt_expr(k: i64, n: u8) -> Vec<u8> {
     let mut e = vec![0x77];
@@ -1096,6 +1103,7 @@ fn plt_expression_expands_per_block() {
     let big = MAX_PLT_BLOCKS * 16;
     let f1 = eh.fde(c, 0x10_0000, big, &plt_expr(8, 11));
     let f2 = eh.fde(c, 0x10_0000 + big, big + 16, &plt_expr(8, 11));
+    pay(&mut eh, MAX_PLT_BLOCKS);
     let o = run_eh(&eh, &[(0x10_0000, f1), (0x10_0000 + big, f2)]);
     let s = o.stats();
     assert_eq!(
@@ -1112,11 +1120,23 @@ fn plt_expression_expands_per_block() {
         let pc = 0x10_0000 + i * big;
         entries.push((pc, eh.fde(c, pc, big, &plt_expr(8, 11))));
     }
+    pay(&mut eh, 5 * MAX_PLT_BLOCKS);
     let o = run_eh(&eh, &entries);
     let s = o.stats();
     assert_eq!((s.compiled, s.plt_refused), (5, 1));
     assert_eq!(s.plt_blocks, MAX_PLT_BLOCKS_TOTAL);
     assert_eq!(o.at(0x10_0000 + 5 * big - 1), None);
+    // The work budget: blocks it cannot pay for get no row.
+    let mut eh = Eh::new(EH_ADDR);
+    let c = eh.cie(&gcc_cie());
+    let f1 = eh.fde(c, 0x10_0000, big, &plt_expr(8, 11));
+    let f2 = eh.fde(c, 0x10_0000 + big, 0x400, &plt_expr(8, 11));
+    pay(&mut eh, MAX_PLT_BLOCKS / 2);
+    let o = run_eh(&eh, &[(0x10_0000, f1), (0x10_0000 + big, f2)]);
+    let s = o.stats();
+    assert_eq!((s.compiled, s.plt_refused, s.plt_blocks), (2, 1, 0x40));
+    assert_eq!(o.at(0x10_0000), None);
+    assert_eq!(o.at(0x10_0000 + big), Some(row(sp(8), None)));
 }
 
 #[test]
@@ -1185,8 +1205,8 @@ fn malformed_programs_skip_the_fde() {
     assert_eq!(o.at(0x1000), None);
     assert_eq!(o.at(0x1004), None);
     // Between good functions it leaves the table as if it were not
-    // listed: its rows (and a PLT expression's blocks) taken back, the
-    // next function's rows numbered as without it.
+    // listed: its rows taken back (not the PLT block it expanded: spent
+    // all the same), the next function's rows numbered as without it.
     let mut eh = Eh::new(EH_ADDR);
     let c = eh.cie(&cie);
     let f1 = eh.fde_full(c, 0x1b, 0x1000, 0x10, Some(&[]), &[0x44, 0x0e, 16], false);
@@ -1198,7 +1218,7 @@ fn malformed_programs_skip_the_fde() {
     let all = run_eh(&eh, &[(0x1000, f1), (0x1010, f2), (0x1050, f3)]);
     let some = run_eh(&eh, &[(0x1000, f1), (0x1050, f3)]);
     let (sa, ss) = (all.stats(), some.stats());
-    assert_eq!((sa.compiled, sa.bad_program, sa.plt_blocks), (2, 1, 0));
+    assert_eq!((sa.compiled, sa.bad_program, sa.plt_blocks), (2, 1, 1));
     assert_eq!((ss.compiled, ss.plt_blocks), (2, 0));
     assert_eq!(all.store.starts, some.store.starts);
     assert_eq!(all.store.index, some.store.index);
@@ -1686,7 +1706,7 @@ fn check(
     let mut st = store.take().unwrap();
     st.reset();
     let mut b = Builder::new(st);
-    let r = compile(hdr, hdr_addr, eh, eh_addr, &mut b);
+    let r = compile(hdr, hdr_addr, eh, eh_addr, &mut b, &mut || true);
     let (st, base) = b.finish().expect("finish");
     let t = Table {
         base: base.unwrap_or(0),
@@ -2204,6 +2224,116 @@ fn lookup_by_function_gives_plt_rows_by_arithmetic() {
     // The whole compile refuses it.
     let o = run(&h, HDR_ADDR, &eh.bytes, EH_ADDR);
     assert_eq!(o.at(0x10_0020), None);
+}
+
+#[test]
+fn fdes_over_64_kib_are_skipped_as_by_function() {
+    // A program runs without a pause: its FDE is at most 64 KiB (length
+    // fields included), whole or by function.
+    for (len, compiled) in [(1 << 16, 1), ((1 << 16) + 1, 0)] {
+        let mut eh = Eh::new(EH_ADDR);
+        let c = eh.cie(&gcc_cie());
+        // 4 + 4 bytes of length and CIE pointer, 4 + 4 of pc_begin and
+        // pc_range, 1 of augmentation length.
+        let f = eh.fde(c, 0x1000, 0x10, &vec![0; len - 17]);
+        assert_eq!(eh.bytes.len() - f, len);
+        let h = hdr(HDR_ADDR, EH_ADDR, &[(0x1000, eh.fde_addr(f))]);
+        let s = run(&h, HDR_ADDR, &eh.bytes, EH_ADDR).stats();
+        assert_eq!((s.compiled, s.bad_fde), (compiled, 1 - compiled), "{s:?}");
+        let (r, _, _) = lazy(&h, HDR_ADDR, &eh.bytes, EH_ADDR, 0x1000);
+        assert_eq!(r.is_ok(), compiled == 1, "{r:?}");
+    }
+}
+
+#[test]
+fn failing_plt_fde_listed_many_times_is_bounded() {
+    // The review's input: a header listing one PLT FDE many times, whose
+    // program expands MAX_PLT_BLOCKS_TOTAL blocks in four ranges and then
+    // fails.  Each entry's rollback gave its blocks back, for the next
+    // to expand again: 2^19 builder calls per entry.  Now they stay
+    // spent: builder calls are at most 2 x work, here 2 x
+    // MAX_PLT_BLOCKS_TOTAL and a few per entry.
+    let mut eh = Eh::new(EH_ADDR);
+    let c = eh.cie(&gcc_cie());
+    let span = MAX_PLT_BLOCKS * 16;
+    let mut p = plt_expr(8, 11);
+    for _ in 0..4 {
+        p.push(0x04); // DW_CFA_advance_loc4
+        p.extend((span as u32).to_le_bytes());
+    }
+    p.push(0x3f); // DW_CFA_hi_user: no such instruction.
+    let f = eh.fde(c, 0x10_0000, 4 * span + 16, &p);
+    // 256 entries with 1 MiB of .eh_frame to pay for the blocks; then
+    // 2^18 entries, whose 2 MiB header pays for them (at an address
+    // where it overlaps nothing).
+    for (n, pad) in [(256u64, 1usize << 20), (1 << 18, 0)] {
+        let far = 0x4000_0000;
+        let h = hdr(far, EH_ADDR, &vec![(0x10_0000, eh.fde_addr(f)); n as usize]);
+        let mut bytes = eh.bytes.clone();
+        bytes.resize(bytes.len() + pad, 0);
+        let mut b = Builder::new(VecStore::new());
+        let s = compile(&h, far, &bytes, EH_ADDR, &mut b, &mut || true).expect("compiled");
+        let calls = b.calls();
+        eprintln!("{n} entries: {calls} builder calls, {s:?}");
+        assert_eq!((s.entries, s.bad_program), (n as u32, n as u32), "{s:?}");
+        assert_eq!(s.plt_blocks, MAX_PLT_BLOCKS_TOTAL, "{s:?}");
+        assert!(calls <= 2 * MAX_PLT_BLOCKS_TOTAL + 8 * n, "{calls} calls");
+        assert!(calls <= 2 * s.work, "{calls} calls, {s:?}");
+        assert!(s.work <= work_bound(h.len(), bytes.len()), "{s:?}");
+        let (store, base) = b.finish().expect("finish");
+        assert_eq!(store.table(base).lookup(0x10_0000), None);
+    }
+}
+
+#[test]
+fn keep_going_is_asked_and_can_stop_the_compile() {
+    // 20,000 small functions, then a PLT of MAX_PLT_BLOCKS blocks.
+    let mut eh = Eh::new(EH_ADDR);
+    let c = eh.cie(&gcc_cie());
+    let mut entries = Vec::new();
+    for i in 0..20_000u64 {
+        let pc = 0x10_0000 + 16 * i;
+        entries.push((pc, eh.fde(c, pc, 16, &[0x41, 0x0e, 16])));
+    }
+    let plt = 0x10_0000 + 16 * 20_000;
+    entries.push((plt, eh.fde(c, plt, MAX_PLT_BLOCKS * 16, &plt_expr(8, 11))));
+    pay(&mut eh, MAX_PLT_BLOCKS);
+    let e: Vec<(u64, u64)> = entries.iter().map(|&(l, o)| (l, eh.fde_addr(o))).collect();
+    let h = hdr(HDR_ADDR, eh.addr, &e);
+    let compile_with = |stop_at: u64| {
+        let mut b = Builder::new(VecStore::new());
+        let mut asked = Vec::new();
+        let r = compile(&h, HDR_ADDR, &eh.bytes, eh.addr, &mut b, &mut || {
+            asked.push(());
+            asked.len() as u64 != stop_at
+        });
+        (r, asked.len() as u64, b.calls())
+    };
+    // Asked every YIELD_EVERY units: no entry here costs more than a few
+    // units, and the PLT's blocks are asked between.
+    let (r, asked, calls) = compile_with(0);
+    let s = r.expect("compiled");
+    assert_eq!((s.compiled, s.plt_blocks), (20_001, MAX_PLT_BLOCKS), "{s:?}");
+    assert!(asked <= s.work / YIELD_EVERY, "{asked} for {s:?}");
+    assert!(asked >= s.work / (YIELD_EVERY + 4), "{asked} for {s:?}");
+    assert!(calls <= 2 * s.work);
+    // The PLT alone is asked about every YIELD_EVERY blocks.
+    let h1 = hdr(HDR_ADDR, eh.addr, &e[20_000..]);
+    let mut n = 0u64;
+    let mut b = Builder::new(VecStore::new());
+    compile(&h1, HDR_ADDR, &eh.bytes, eh.addr, &mut b, &mut || {
+        n += 1;
+        true
+    })
+    .expect("compiled");
+    assert_eq!(n, MAX_PLT_BLOCKS / YIELD_EVERY);
+    // False stops it at once, in the PLT too: not asked again, no more
+    // than the work since the last question done.
+    for stop_at in [1, 3, asked] {
+        let (r, n, calls) = compile_with(stop_at);
+        assert_eq!((r, n), (Err(EhError::Stopped), stop_at));
+        assert!(calls <= 2 * (stop_at + 1) * YIELD_EVERY, "{calls} calls");
+    }
 }
 
 #[test]

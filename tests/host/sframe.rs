@@ -1511,7 +1511,7 @@ fn header_fields_and_fde_decoding() {
 
 /// Compiles a validated section.
 fn compiled(s: &Section<'_>) -> (table_store::VecStore, Option<u64>) {
-    table_store::build(|b| sframe::compile(s, b).map(|_| ())).unwrap()
+    table_store::build(|b| sframe::compile(s, b, &mut || true).map(|_| ())).unwrap()
 }
 
 #[test]
@@ -1575,7 +1575,7 @@ fn compiled_mutated_sections_equal_the_reference_lookup() {
             let Ok(s) = Section::new(&b, addr) else {
                 continue;
             };
-            let Ok((store, base_pc)) = table_store::build(|bl| sframe::compile(&s, bl).map(|_| ()))
+            let Ok((store, base_pc)) = table_store::build(|bl| sframe::compile(&s, bl, &mut || true).map(|_| ()))
             else {
                 continue;
             };
@@ -1672,4 +1672,178 @@ fn table_builder_caps_distinct_rows() {
         err,
         Some((table::MAX_ROWS as u64, table::BuildError::TooManyRows))
     );
+}
+
+// ---------------------------------------------------------------------
+// Hostile input: work bounded whatever a section holds.
+
+/// `n` rows of the form one SFrame FRE gives (CFA = SP + a 4-byte word),
+/// all distinct, whose dedup hashes fall within 1,024 neighbouring slots
+/// of the builder's table: aimed at it.
+fn aimed_rows(n: usize) -> Vec<Row> {
+    let mask = table::DEDUP_SLOTS as u64 - 1;
+    let mut out = Vec::new();
+    let mut off = 8;
+    while out.len() < n {
+        let r = row(sp(off), None);
+        if table::dedup_hash(&r) & mask < 1024 {
+            out.push(r);
+        }
+        off += 8;
+    }
+    out
+}
+
+#[test]
+fn rows_aimed_at_the_dedup_table_probe_a_bounded_number_of_slots() {
+    // A section of N functions of one FRE each, their rows aimed at one
+    // cluster of slots: each row probes at most DEDUP_PROBES slots, not
+    // the whole cluster (about N^2 / 2 probes in all, before the limit).
+    const N: usize = 20_000;
+    let rows = aimed_rows(N);
+    let mut sec = builder(2);
+    sec.fdes = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let w = r.cfa.offset as i64;
+            fde(0x1000 + 16 * i as u64, 16, 0, vec![fre(0, true, 2, &[w])])
+        })
+        .collect();
+    let bytes = sec.build();
+    let s = Section::new(&bytes, sec.addr).unwrap();
+    let mut b = table::Builder::new(table_store::VecStore::new());
+    sframe::compile(&s, &mut b, &mut || true).unwrap();
+    let calls = b.calls();
+    let (store, base) = b.finish().unwrap();
+    let probes = store.dedup_calls;
+    eprintln!("aimed rows: {N} rows, {calls} builder calls, {probes} dedup probes");
+    // One row and one end per function; a probe per slot tried, and one
+    // write.
+    assert_eq!(calls, 2 * N as u64);
+    assert!(
+        probes <= (table::DEDUP_PROBES as u64 + 1) * N as u64,
+        "{probes} probes for {N} rows"
+    );
+    // Dedup is an optimisation: the table is still right.
+    let t = store.table(base);
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(t.lookup(0x1000 + 16 * i as u64 + 7), Some(*r), "fn {i}");
+    }
+    // Taking back functions whose rows found no slot restores the table
+    // exactly: later rows are numbered as without them.
+    let rows = &rows[..4000];
+    let mut with = table::Builder::new(table_store::VecStore::new());
+    let mut without = table::Builder::new(table_store::VecStore::new());
+    for (i, r) in rows.iter().enumerate() {
+        let pc = 0x1000 + 16 * i as u64;
+        // And an earlier function's row again: found, or (beyond the
+        // probe limit) stored again.
+        let again = rows[i / 3 * 3];
+        if i % 2 == 1 {
+            let m = with.mark();
+            with.row(pc, Some(*r)).unwrap();
+            with.row(pc + 4, Some(again)).unwrap();
+            with.rollback(m);
+            continue;
+        }
+        for b in [&mut with, &mut without] {
+            b.row(pc, Some(*r)).unwrap();
+            b.row(pc + 4, Some(again)).unwrap();
+            b.end(pc + 16).unwrap();
+        }
+    }
+    let calls = with.calls();
+    let (a, ba) = with.finish().unwrap();
+    let (b, bb) = without.finish().unwrap();
+    assert_eq!(
+        (a.starts, a.index, a.rows, ba),
+        (b.starts, b.index, b.rows, bb)
+    );
+    // A rollback probes as many slots per row as its interning did.
+    assert!(a.dedup_calls <= (2 * table::DEDUP_PROBES as u64 + 1) * calls);
+}
+
+#[test]
+fn pcmask_fdes_sharing_one_fre_are_bounded() {
+    // The review's input: 65,535 PCMASK FDEs of 65,536 one-byte blocks
+    // each, all pointing at one FRE (1.4 MiB).  Each FDE expanded alone
+    // is within MAX_PCMASK_BLOCKS; together they made 4.3e9 builder
+    // calls.  Now the section's total caps them: builder calls <= n / 2
+    // + MAX_PCMASK_ROWS_TOTAL for n bytes.
+    const N: u64 = 65_535;
+    let start = 0x1_0000_0000u64;
+    let mut sec = builder(2);
+    // FDE starts are 32-bit offsets from the section.
+    sec.addr = start + (1 << 31);
+    sec.fdes = (0..N)
+        .map(|i| D {
+            rep: 1,
+            ..fde(start + (i << 16), 1 << 16, 0x10, vec![fre(0, true, 0, &[8])])
+        })
+        .collect();
+    let mut bytes = sec.build();
+    // Every FDE's FRE offset (v2: bytes 8..12 of 20) to the first FRE.
+    for i in 0..N as usize {
+        put32(&mut bytes, 28 + 20 * i + 8, 0);
+    }
+    let s = Section::new(&bytes, sec.addr).unwrap();
+    assert_eq!(s.fde(N as u32 - 1).unwrap().fres_off, s.fde(0).unwrap().fres_off);
+    let mut b = table::Builder::new(table_store::VecStore::new());
+    let skipped = sframe::compile(&s, &mut b, &mut || true).unwrap();
+    let calls = b.calls();
+    eprintln!("{N} PCMASK FDEs, {} bytes: {calls} builder calls", bytes.len());
+    let expanded = sframe::MAX_PCMASK_ROWS_TOTAL >> 16;
+    assert_eq!(skipped as u64, N - expanded);
+    assert!(calls <= bytes.len() as u64 / 2 + sframe::MAX_PCMASK_ROWS_TOTAL);
+    assert_eq!(calls, expanded * ((1 << 16) + 1));
+    let (store, base) = b.finish().unwrap();
+    let t = store.table(base);
+    let last = start + ((expanded - 1) << 16);
+    assert_eq!(t.lookup(last + 0xffff), Some(row(sp(8), None)));
+    assert_eq!(t.lookup(last + 0x10000), None);
+}
+
+#[test]
+fn keep_going_is_asked_and_can_stop_the_compile() {
+    // 10,000 functions of 3 FREs, then a PLT of 65,536 blocks of 2.
+    let mut sec = builder(2);
+    for i in 0..10_000u64 {
+        let f = vec![
+            fre(0, true, 0, &[8]),
+            fre(1, true, 0, &[16]),
+            fre(2, true, 0, &[24]),
+        ];
+        sec.fdes.push(fde(0x10_0000 + 16 * i, 16, 0, f));
+    }
+    let f = vec![fre(0, true, 0, &[8]), fre(11, true, 0, &[16])];
+    sec.fdes.push(D {
+        rep: 16,
+        ..fde(0x10_0000 + 16 * 10_000, 16 << 16, 0x10, f)
+    });
+    let bytes = sec.build();
+    let s = Section::new(&bytes, sec.addr).unwrap();
+    let compile_with = |stop_at: u64| {
+        let mut b = table::Builder::new(table_store::VecStore::new());
+        let mut asked = 0u64;
+        let r = sframe::compile(&s, &mut b, &mut || {
+            asked += 1;
+            asked != stop_at
+        });
+        (r, asked, b.calls())
+    };
+    // One unit per FDE and FRE, each a builder call here: asked every
+    // YIELD_EVERY of them.
+    let (r, asked, calls) = compile_with(0);
+    assert_eq!(r, Ok(0));
+    assert_eq!(calls, 10_001 + 30_000 + 2 * (1 << 16));
+    assert_eq!(asked, calls / table::YIELD_EVERY);
+    // False stops it at once: not asked again, the unit it was asked
+    // before not done (nor the end of the function it is in).
+    for stop_at in [1, 2, asked] {
+        let (r, n, calls) = compile_with(stop_at);
+        assert_eq!((r, n), (Err(sframe::CompileError::Stopped), stop_at));
+        let units = stop_at * table::YIELD_EVERY;
+        assert!(calls < units && calls + 2 >= units, "{calls} calls");
+    }
 }

@@ -4,27 +4,46 @@
 //! engine.  The table gives the functions in address order (the order
 //! the [`Builder`] needs) without a pass over the whole `.eh_frame`.
 //!
-//! Per entry: the FDE must lie in the given bytes, its CIE be usable, its
-//! `pc_begin` equal the table's initial location (a header that lies
-//! about its FDEs is not believed), it must not overlap the function
-//! before it, and its CFA program must run to its end without error (its
-//! rows go to the engine as it runs, and are taken back if it fails part
-//! way, so that a bad program leaves no partial rows behind).  Anything else skips that FDE alone,
-//! counted in [`Stats`]; only a header that cannot be used at all, an
-//! unsorted table or the engine's own limits stop the compilation.
+//! Per entry: the FDE must lie in the given bytes and be at most
+//! [`MAX_FDE_LEN`] bytes long, its CIE be usable, its `pc_begin` equal
+//! the table's initial location (a header that lies about its FDEs is
+//! not believed), it must not overlap the function before it, and its
+//! CFA program must run to its end without error (its rows go to the
+//! engine as it runs, and are taken back if it fails part way, so that a
+//! bad program leaves no partial rows behind).  Anything else skips that
+//! FDE alone, counted in [`Stats`]; only a header that cannot be used at
+//! all, an unsorted table or the engine's own limits stop the
+//! compilation.
 //!
-//! Work: one unit per table entry, CIE parsed and CFA instruction run.
-//! Each FDE costs its own bytes plus at most [`super::MAX_CIE_INSNS`] for its
-//! CIE, so real sections cost a few units per byte; a crafted one that
-//! makes FDEs share bytes is stopped by a budget of [`WORK_PER_BYTE`]
-//! units per input byte (the remaining FDEs are skipped).  PLT expansion
-//! is bounded apart, per range and per compilation.
+//! Work: one unit per table entry, CIE parsed, CFA instruction run and
+//! PLT block expanded.  Real sections cost under a unit per byte; a
+//! crafted one (FDEs sharing bytes, a header listing one FDE many times)
+//! is stopped by a budget of [`WORK_PER_BYTE`] units per input byte plus
+//! [`WORK_BASE`]: once it is spent the remaining entries are skipped, and
+//! a PLT range that would overspend it gets no row.  PLT blocks are also
+//! capped per range ([`MAX_PLT_BLOCKS`]) and per compilation
+//! ([`MAX_PLT_BLOCKS_TOTAL`]).  Nothing spent is ever given back, not
+//! even by a program that fails and whose rows are taken back.  The last
+//! entry that passes the budget check may overspend it by one CIE (1 +
+//! [`super::cie::MAX_CIE_INSNS`] units) and one program (under
+//! [`MAX_FDE_LEN`] instructions).  So for `n` input bytes (header plus
+//! `.eh_frame`):
+//!
+//! - work <= 8 n + 1024 + 1 + 128 + 65,536 + n / 8 (the entries skipped
+//!   once the budget is spent);
+//! - builder calls <= 2 x work (an instruction gives at most one row, a
+//!   PLT block two, an entry its last row and its end);
+//! - PLT blocks <= min(work, 262,144).
+//!
+//! The caller's `keep_going` hook ([`Pace`]) is asked between entries
+//! and PLT blocks, at least every `YIELD_EVERY` (4,096) + 65,665 units:
+//! one CIE and one program are not split.
 
-use super::super::table::{BuildError, Builder, CfaRule, Reg, Row, Rule, Storage};
+use super::super::table::{BuildError, Builder, CfaRule, Pace, Reg, Row, Rule, Stopped, Storage};
 use super::cfa::{CfaState, Ctx, Machine, RegState, RunError, State};
 use super::cie::{parse_cie, Cie};
 use super::error::EhError;
-use super::fde::{fde_cie, parse_body};
+use super::fde::{fde_cie, parse_body, MAX_FDE_LEN};
 use super::hdr::Hdr;
 
 /// The most 16-byte blocks one PLT expression range expands to (a PLT of
@@ -48,8 +67,9 @@ pub struct Stats {
     /// Skipped: the FDE's address is outside the given `.eh_frame` bytes
     /// (cut short).
     pub outside: u32,
-    /// Skipped: the FDE is malformed (length past the bytes, a bad
-    /// field, an unsupported encoding, not an FDE).
+    /// Skipped: the FDE is malformed (length past the bytes or over
+    /// [`MAX_FDE_LEN`], a bad field, an unsupported encoding, not an
+    /// FDE).
     pub bad_fde: u32,
     /// Skipped: the CIE pointer leads outside the bytes or to something
     /// that is not a usable CIE, or the CIE's instructions are bad.
@@ -68,11 +88,13 @@ pub struct Stats {
     pub bad_program: u32,
     /// Skipped: the work budget was spent.
     pub budget: u32,
-    /// PLT ranges given no row (too many blocks).
+    /// PLT ranges given no row (too many blocks for the range, the
+    /// compilation or the work budget).
     pub plt_refused: u32,
-    /// PLT blocks expanded.
+    /// PLT blocks expanded, also those of a program that failed later.
     pub plt_blocks: u64,
-    /// Work units spent (entries, CIEs parsed, instructions run).
+    /// Work units spent (entries, CIEs parsed, instructions run, PLT
+    /// blocks expanded).
     pub work: u64,
 }
 
@@ -133,24 +155,21 @@ pub(super) fn row_of(st: &State, cfa: Option<CfaRule>, signal: bool) -> Option<R
 }
 
 /// The compilation's state besides the builder.
-struct Out<'b, S: Storage> {
+struct Out<'b, 'p, S: Storage> {
     b: &'b mut Builder<S>,
+    pace: Pace<'p>,
     stats: Stats,
+    /// The PLT blocks the compilation may still expand.
     plt_left: u64,
+    /// The work budget: `stats.work` may not pass it for PLT blocks.
+    budget: u64,
     /// The first PC given to the builder: its base, if it was empty.
     base: Option<u64>,
 }
 
-impl<S: Storage> Out<'_, S> {
+impl<S: Storage> Out<'_, '_, S> {
     /// Gives the engine the rules `st` over `[lo, min(hi, end))`.
-    fn range(
-        &mut self,
-        lo: u64,
-        hi: u64,
-        end: u64,
-        st: &State,
-        signal: bool,
-    ) -> Result<(), BuildError> {
+    fn range(&mut self, lo: u64, hi: u64, end: u64, st: &State, signal: bool) -> Result<(), Fail> {
         let hi = hi.min(end);
         if lo >= hi {
             return Ok(());
@@ -158,25 +177,29 @@ impl<S: Storage> Out<'_, S> {
         let (k, n) = match st.cfa {
             CfaState::Plt { k, n } => (k, n),
             CfaState::Reg { reg, off } => {
-                return self.b.row(lo, row_of(st, cfa_rule(reg, off), signal))
+                return Ok(self.b.row(lo, row_of(st, cfa_rule(reg, off), signal))?)
             }
-            CfaState::Other => return self.b.row(lo, None),
+            CfaState::Other => return Ok(self.b.row(lo, None)?),
         };
         // CFA = rsp + k, + 8 from byte n of each 16-byte block on.
         let first = lo & !15;
         let blocks = hi.saturating_sub(first).div_ceil(16);
-        if blocks > MAX_PLT_BLOCKS || blocks > self.plt_left {
+        let room = self.budget.saturating_sub(self.stats.work);
+        if blocks > MAX_PLT_BLOCKS || blocks > self.plt_left || blocks > room {
             self.stats.plt_refused = self.stats.plt_refused.saturating_add(1);
-            return self.b.row(lo, None);
+            return Ok(self.b.row(lo, None)?);
         }
         self.plt_left = self.plt_left.saturating_sub(blocks);
         self.stats.plt_blocks = self.stats.plt_blocks.saturating_add(blocks);
+        let spent = self.stats.work;
+        self.stats.work = spent.saturating_add(blocks);
         let sp = |off: i32| cfa_rule(7, off as i64);
         let rows = [
             (0u64, row_of(st, sp(k), signal)),
             (n as u64, row_of(st, k.checked_add(8).and_then(sp), signal)),
         ];
         for i in 0..blocks {
+            self.pace.check(spent.saturating_add(i))?;
             let Some(start) = i.checked_mul(16).and_then(|d| first.checked_add(d)) else {
                 break;
             };
@@ -198,6 +221,8 @@ impl<S: Storage> Out<'_, S> {
 enum Fail {
     /// The engine failed: fatal.
     Build(BuildError),
+    /// The caller's hook said stop: fatal.
+    Stopped,
     /// The entry is skipped.
     Skip(Skip),
 }
@@ -205,6 +230,12 @@ enum Fail {
 impl From<BuildError> for Fail {
     fn from(e: BuildError) -> Self {
         Fail::Build(e)
+    }
+}
+
+impl From<Stopped> for Fail {
+    fn from(_: Stopped) -> Self {
+        Fail::Stopped
     }
 }
 
@@ -233,13 +264,16 @@ pub(super) enum Skip {
 /// skipped).  Returns the counts; a bad FDE or CIE is skipped, never an
 /// error.  `b` should be empty: a function that would make the table
 /// span 4 GiB from the first PC compiled here is skipped, while one
-/// beyond an earlier caller's base fails in the builder.
+/// beyond an earlier caller's base fails in the builder.  `keep_going`
+/// is asked now and then ([`Pace`]): false stops the compilation
+/// ([`EhError::Stopped`]).
 pub fn compile<S: Storage>(
     hdr: &[u8],
     hdr_addr: u64,
     eh: &[u8],
     eh_addr: u64,
     b: &mut Builder<S>,
+    keep_going: &mut dyn FnMut() -> bool,
 ) -> Result<Stats, EhError> {
     let h = Hdr::parse(hdr, hdr_addr)?;
     let budget = (eh.len() as u64)
@@ -248,8 +282,10 @@ pub fn compile<S: Storage>(
         .saturating_add(WORK_BASE);
     let mut out = Out {
         b,
+        pace: Pace::new(keep_going),
         stats: Stats::default(),
         plt_left: MAX_PLT_BLOCKS_TOTAL,
+        budget,
         base: None,
     };
     let mut prev_loc: Option<u64> = None;
@@ -262,9 +298,10 @@ pub fn compile<S: Storage>(
             return Err(EhError::Unsorted);
         }
         prev_loc = Some(loc);
+        out.stats.entries = out.stats.entries.saturating_add(1);
+        out.stats.work = out.stats.work.saturating_add(1);
+        out.pace.check(out.stats.work)?;
         let st = &mut out.stats;
-        st.entries = st.entries.saturating_add(1);
-        st.work = st.work.saturating_add(1);
         if prev_end.is_some_and(|e| loc < e) {
             st.overlap = st.overlap.saturating_add(1);
             continue;
@@ -279,6 +316,7 @@ pub fn compile<S: Storage>(
                 out.stats.compiled = out.stats.compiled.saturating_add(1);
             }
             Err(Fail::Build(e)) => return Err(e.into()),
+            Err(Fail::Stopped) => return Err(EhError::Stopped),
             Err(Fail::Skip(skip)) => {
                 let st = &mut out.stats;
                 let c = match skip {
@@ -316,7 +354,7 @@ pub(super) fn cie_machine<'a>(
 
 /// Compiles the FDE at `fde_addr`, listed at `loc`; returns its end.
 fn one<'a, S: Storage>(
-    out: &mut Out<'_, S>,
+    out: &mut Out<'_, '_, S>,
     eh: &'a [u8],
     eh_addr: u64,
     loc: u64,
@@ -331,6 +369,15 @@ fn one<'a, S: Storage>(
         super::fde::FdeError::Fde => Skip::Fde,
         super::fde::FdeError::Cie => Skip::Cie,
     })?;
+    // Its program runs without a pause (the caller's hook is asked
+    // between entries): its length is bounded, as by function.
+    let len = body
+        .addr()
+        .wrapping_sub(fde_addr)
+        .saturating_add(body.remaining() as u64);
+    if len > MAX_FDE_LEN as u64 {
+        return Err(Skip::Fde.into());
+    }
     let (cie, base) = match cache {
         Some((c, m)) if c.off == cie_at => (*c, *m),
         _ => {
@@ -355,34 +402,26 @@ fn one<'a, S: Storage>(
     }
     let ctx = Ctx::of(&cie, false);
     // One run gives the rows; a program that fails part way takes back
-    // what it gave (and the PLT blocks it spent).
+    // the rows it gave, but not the work and PLT blocks it spent: a
+    // header that lists it many times spends them once.
     let mark = out.b.mark();
-    let saved = (
-        out.base,
-        out.plt_left,
-        out.stats.plt_blocks,
-        out.stats.plt_refused,
-    );
+    let first_pc = out.base;
     out.base.get_or_insert(fde.pc_begin);
     let mut m = base;
     m.loc = fde.pc_begin;
     let signal = cie.signal;
-    let mut work = out.stats.work;
-    let r = m.run(fde.insns, &ctx, &mut work, |lo, hi, st| {
+    // Counted apart: `range` charges PLT blocks to the work meanwhile.
+    let mut insns = 0u64;
+    let r = m.run(fde.insns, &ctx, &mut insns, |lo, hi, st| {
         out.range(lo, hi, end, st, signal)
     });
-    out.stats.work = work;
+    out.stats.work = out.stats.work.saturating_add(insns);
     match r {
         Ok(()) => {}
-        Err(RunError::Sink(e)) => return Err(e.into()),
+        Err(RunError::Sink(e)) => return Err(e),
         Err(RunError::Prog(_)) => {
             out.b.rollback(mark);
-            (
-                out.base,
-                out.plt_left,
-                out.stats.plt_blocks,
-                out.stats.plt_refused,
-            ) = saved;
+            out.base = first_pc;
             return Err(Skip::Program.into());
         }
     }

@@ -4,7 +4,7 @@
 //! an error: it is skipped and counted in [`super::Stats`], so that one
 //! damaged entry costs one function, not the whole file.
 
-use super::super::table::BuildError;
+use super::super::table::{BuildError, Stopped};
 
 /// Why [`super::hdr_info`] or [`super::compile`] gave up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,10 +24,18 @@ pub enum EhError {
     Unsorted,
     /// The unwind-table engine's limits (memory, width, rows).
     Build(BuildError),
+    /// The caller's `keep_going` hook said stop.
+    Stopped,
 }
 
 impl From<BuildError> for EhError {
     fn from(e: BuildError) -> Self {
         EhError::Build(e)
+    }
+}
+
+impl From<Stopped> for EhError {
+    fn from(_: Stopped) -> Self {
+        EhError::Stopped
     }
 }

@@ -10,6 +10,11 @@ use super::cie::Cie;
 use super::entry::{entry, EntryError};
 use super::reader::{ReadError, Reader};
 
+/// The most bytes of one FDE (length fields included), compiled whole or
+/// looked up by function.  Real FDEs have tens of bytes; the largest in
+/// Debian's libLLVM has a few KiB.
+pub const MAX_FDE_LEN: usize = 1 << 16;
+
 /// A parsed FDE.
 #[derive(Clone, Copy, Debug)]
 pub struct Fde<'a> {

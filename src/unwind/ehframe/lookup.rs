@@ -29,12 +29,9 @@ use super::cfa::{CfaState, Ctx, RunError, State};
 use super::compile::{cfa_rule, cie_machine, row_of};
 use super::entry::entry;
 use super::error::EhError;
-use super::fde::parse_body;
+use super::fde::{parse_body, MAX_FDE_LEN};
 use super::hdr::{decode_entry, head, ENTRY_LEN};
 
-/// The most bytes of one FDE read (length fields included).  Real FDEs
-/// have tens of bytes; the largest in Debian's libLLVM has a few KiB.
-pub const MAX_FDE_LEN: usize = 1 << 16;
 /// The most bytes of one CIE read (length fields included).
 pub const MAX_CIE_LEN: usize = 512;
 /// Table entries read at once when the search is that narrow.

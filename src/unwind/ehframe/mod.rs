@@ -33,12 +33,14 @@
 //! opcode, an operand past its FDE, a bad LEB128 (over 10 bytes), a
 //! location going backwards, `remember_state` over [`MAX_STACK`] deep or
 //! `restore_state` with nothing remembered; an FDE whose `pc_begin` is
-//! not the header's location; an FDE overlapping the previous one.  An
-//! unusable header or a table not sorted by location ([`EhError`]) stops
-//! the whole compilation: the table is what orders the functions.
+//! not the header's location; an FDE over 64 KiB; an FDE overlapping the
+//! previous one.  An unusable header or a table not sorted by location
+//! ([`EhError`]) stops the whole compilation: the table is what orders
+//! the functions.
 //!
 //! Limits: work is linear in the input (a budget of [`WORK_PER_BYTE`]
-//! units per byte; real files use under 1), no recursion, no allocation;
+//! units per byte, PLT blocks included, never given back; real files use
+//! under 1; `compile.rs` states the bound), no recursion, no allocation;
 //! PLT expansion is capped at [`MAX_PLT_BLOCKS`] blocks per range and
 //! [`MAX_PLT_BLOCKS_TOTAL`] per compilation.  IA32 (i386 `.eh_frame`:
 //! other register numbers, 4-byte pointers) is out of scope for now.
@@ -65,6 +67,7 @@ mod reader;
 mod scan;
 
 pub use compile::compile;
+pub use error::EhError;
 pub use hdr::{hdr_info, ENTRY_LEN};
 pub use lookup::{lookup, row_at, FnRow, Index, LookupError, Source};
 pub use lookup::{MAX_FN_ROWS, SCRATCH_LEN, SMALL_ROWS, SMALL_SCRATCH_LEN};
@@ -78,8 +81,6 @@ pub use cfa::MAX_STACK;
 pub use cie::MAX_CIE_INSNS;
 #[cfg(test)]
 pub use compile::{Stats, MAX_PLT_BLOCKS, MAX_PLT_BLOCKS_TOTAL, WORK_BASE, WORK_PER_BYTE};
-#[cfg(test)]
-pub use error::EhError;
 #[cfg(test)]
 pub use hdr::HdrInfo;
 #[cfg(test)]

@@ -30,14 +30,14 @@ mod lookup;
 mod section;
 mod validate;
 
-pub use compile::compile;
+pub use compile::{compile, CompileError};
 pub use format::{section_len, HEADER_LEN};
 pub use section::Section;
 
 // The rest of the API is what the host tests inspect (built with
 // `rustc --test`); the module does not name these.
 #[cfg(test)]
-pub use compile::{CompileError, MAX_PCMASK_BLOCKS};
+pub use compile::{MAX_PCMASK_BLOCKS, MAX_PCMASK_ROWS_TOTAL};
 #[cfg(test)]
 pub use error::SframeError;
 #[cfg(test)]

@@ -8,9 +8,15 @@
 //! stores a start only where the row differs from the one before (so a
 //! run of equal rows is one entry), a [`NO_ROW`] entry where a gap
 //! between functions begins, and each distinct row once (an
-//! open-addressed table of [`DEDUP_SLOTS`] finds equal rows in O(1)).
-//! Work and memory are linear in the number of calls; every limit is an
-//! error, never a panic.
+//! open-addressed table of [`DEDUP_SLOTS`] finds equal rows).
+//!
+//! Work: a call probes at most [`DEDUP_PROBES`] slots of that table, and
+//! [`Builder::rollback`] as many per row it takes back (each row was
+//! pushed by one call), whatever the rows.  The hash is fixed, so a file
+//! can aim its rows at one slot: a row that finds neither its equal nor
+//! a free slot within the limit is stored again instead (dedup only
+//! saves memory).  Work and memory are linear in the number of calls;
+//! every limit is an error, never a panic.
 
 use super::row::{CfaRule, Reg, Row, Rule};
 use super::table::NO_ROW;
@@ -20,6 +26,9 @@ use super::table::NO_ROW;
 pub const MAX_ROWS: usize = NO_ROW as usize;
 /// The dedup table's slots: a power of two above [`MAX_ROWS`].
 pub const DEDUP_SLOTS: usize = 1 << 17;
+/// The most dedup slots one row probes.  The table is at most half full,
+/// so rows not aimed at it rarely probe more than a few.
+pub const DEDUP_PROBES: usize = 32;
 
 /// Why a table could not be built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,8 +58,8 @@ pub trait Storage {
     /// Keeps only the first `starts` entries and `rows` rows (never
     /// more than there are): [`Builder::rollback`].
     fn truncate(&mut self, starts: usize, rows: usize);
-    /// [`DEDUP_SLOTS`] slots, all `u32::MAX` at first: the builder's
-    /// scratch space (row index + 1 per slot, 0 = free after `clear`).
+    /// [`DEDUP_SLOTS`] slots, all `u32::MAX` (free) at first: the
+    /// builder's scratch space (a row index per used slot).
     fn dedup(&mut self) -> &mut [u32];
 }
 
@@ -74,6 +83,8 @@ pub struct Builder<S: Storage> {
     /// The end of the last function, where a gap entry is due unless the
     /// next function starts there.
     end: Option<u32>,
+    /// Calls of [`Builder::row`] and [`Builder::end`], never taken back.
+    calls: u64,
 }
 
 impl<S: Storage> Builder<S> {
@@ -84,7 +95,15 @@ impl<S: Storage> Builder<S> {
             base: None,
             last: None,
             end: None,
+            calls: 0,
         }
+    }
+
+    /// The calls of [`Builder::row`] and [`Builder::end`] so far: the
+    /// measure of a compiler's work that the host tests bound.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn calls(&self) -> u64 {
+        self.calls
     }
 
     fn offset(&mut self, pc: u64) -> Result<u32, BuildError> {
@@ -97,6 +116,7 @@ impl<S: Storage> Builder<S> {
     /// no rules (frame pointers, or the next unwinder, decide).  PCs
     /// must not decrease, nor fall inside a function already ended.
     pub fn row(&mut self, pc: u64, row: Option<Row>) -> Result<(), BuildError> {
+        self.calls = self.calls.saturating_add(1);
         let off = self.offset(pc)?;
         if let Some(end) = self.end.take() {
             if off < end {
@@ -116,6 +136,7 @@ impl<S: Storage> Builder<S> {
     /// The function whose rows were given last ends at `end` (exclusive):
     /// from there on, no rules until the next row.
     pub fn end(&mut self, end: u64) -> Result<(), BuildError> {
+        self.calls = self.calls.saturating_add(1);
         let off = self.offset(end)?;
         if let Some((last, _)) = self.last {
             if off < last {
@@ -141,7 +162,9 @@ impl<S: Storage> Builder<S> {
     /// turn out bad part way leaves nothing behind.  The rows interned
     /// since leave the dedup table newest first, which restores it
     /// exactly: with linear probing, no row interned before them ever
-    /// probed past their slots.
+    /// probed past their slots.  A row stored without a slot
+    /// ([`Builder::intern`]) is not found within the probe limit, and
+    /// has none to give back.
     pub fn rollback(&mut self, m: Mark) {
         let mask = DEDUP_SLOTS - 1;
         for n in (m.rows..self.store.rows().len()).rev() {
@@ -149,7 +172,7 @@ impl<S: Storage> Builder<S> {
                 continue;
             };
             let mut slot = (hash(&row) as usize) & mask;
-            for _ in 0..DEDUP_SLOTS {
+            for _ in 0..DEDUP_PROBES {
                 let d = self.store.dedup();
                 if d[slot] == n as u32 {
                     d[slot] = u32::MAX;
@@ -192,29 +215,33 @@ impl<S: Storage> Builder<S> {
         Ok(())
     }
 
-    /// The index of `row` among the distinct rows, added if new.
+    /// The index of `row` among the rows, added if not found within
+    /// [`DEDUP_PROBES`] slots; without a slot if none of them is free
+    /// (an equal row given later is then stored again).
     fn intern(&mut self, row: Row) -> Result<u16, BuildError> {
         let mask = DEDUP_SLOTS - 1;
         let mut slot = (hash(&row) as usize) & mask;
-        // The table has more slots than rows can exist, so a free slot is
-        // always found; the bound only says so to the reader.
-        for _ in 0..DEDUP_SLOTS {
+        let mut free = None;
+        for _ in 0..DEDUP_PROBES {
             let v = self.store.dedup()[slot];
             if v == u32::MAX {
-                let n = self.store.rows().len();
-                if n >= MAX_ROWS {
-                    return Err(BuildError::TooManyRows);
-                }
-                self.store.push_row(row)?;
-                self.store.dedup()[slot] = n as u32;
-                return Ok(n as u16);
+                free = Some(slot);
+                break;
             }
             if self.store.rows().get(v as usize) == Some(&row) {
                 return Ok(v as u16);
             }
             slot = (slot + 1) & mask;
         }
-        Err(BuildError::TooManyRows)
+        let n = self.store.rows().len();
+        if n >= MAX_ROWS {
+            return Err(BuildError::TooManyRows);
+        }
+        self.store.push_row(row)?;
+        if let Some(slot) = free {
+            self.store.dedup()[slot] = n as u32;
+        }
+        Ok(n as u16)
     }
 }
 
@@ -237,7 +264,7 @@ fn rule_bits(r: Option<Rule>) -> u64 {
 }
 
 /// A 64-bit hash of a row (for the dedup table only).
-fn hash(row: &Row) -> u64 {
+pub fn hash(row: &Row) -> u64 {
     let CfaRule { reg, offset, deref } = row.cfa;
     let mut h = reg_bits(reg) ^ ((offset as u32 as u64) << 12) ^ ((deref as u64) << 44);
     h ^= row.signal as u64;

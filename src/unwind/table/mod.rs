@@ -8,6 +8,7 @@
 //!   caller's RBP);
 //! - `build.rs`: [`Builder`], which a format's compiler feeds rows in
 //!   increasing PC order, merging equal neighbours and sharing equal rows;
+//! - `pace.rs`: [`Pace`], how a compiler lets its caller pause or stop it;
 //! - `table.rs`: [`Table`], the compiled form (sorted `u32` PC offsets,
 //!   a `u16` row index each, the distinct rows) and its lookup: one
 //!   binary search, no scan;
@@ -24,6 +25,7 @@
 mod build;
 mod common;
 mod layout;
+mod pace;
 mod row;
 mod step;
 #[allow(clippy::module_inception)]
@@ -33,6 +35,7 @@ pub use build::{BuildError, Builder, Storage, DEDUP_SLOTS};
 pub use common::Common;
 pub use layout::SLOT_STARTS;
 pub use layout::{row_hash, RowSlot, COMMON_VALID, ROW_SLOTS, SLOT_FALLBACK, SLOT_OUTERMOST};
+pub use pace::{Pace, Stopped};
 pub use row::{CfaRule, Reg, Row, Rule};
 pub use step::{step, step_with, Regs, StepError};
 pub use table::Table;
@@ -40,11 +43,13 @@ pub use table::Table;
 // What the host tests inspect (built with `rustc --test`); the module
 // does not name these.
 #[cfg(test)]
-pub use build::MAX_ROWS;
+pub use build::{hash as dedup_hash, DEDUP_PROBES, MAX_ROWS};
 #[cfg(test)]
 pub use layout::COMMON_OFF_SHIFT;
 #[cfg(test)]
 pub use layout::{CFA_MIN, COMMON_CFA_FP, COMMON_EH, COMMON_FP_SLOT_MASK, COMMON_FP_SLOT_SHIFT};
+#[cfg(test)]
+pub use pace::YIELD_EVERY;
 
 #[cfg(test)]
 pub use table::NO_ROW;

@@ -13,6 +13,9 @@ pub struct VecStore {
     dedup: Vec<u32>,
     /// The most bytes the arrays may hold.
     pub cap: usize,
+    /// Calls of `dedup()`: the builder takes the table once per slot it
+    /// probes, and once per slot it writes.
+    pub dedup_calls: u64,
 }
 
 impl VecStore {
@@ -27,6 +30,7 @@ impl VecStore {
             rows: Vec::new(),
             dedup: vec![u32::MAX; DEDUP_SLOTS],
             cap,
+            dedup_calls: 0,
         }
     }
 
@@ -89,6 +93,7 @@ impl Storage for VecStore {
         self.rows.truncate(rows);
     }
     fn dedup(&mut self) -> &mut [u32] {
+        self.dedup_calls += 1;
         &mut self.dedup
     }
 }
