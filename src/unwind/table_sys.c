@@ -32,11 +32,14 @@ unsigned int unwind_rs_table_cache_kb(void)
 	return READ_ONCE(table_cache_kb);
 }
 
-/* Larger .eh_frame is looked up one function at a time (table_fns.rs). */
-static unsigned int table_compile_kb = 1024;
+/*
+ * Larger .eh_frame is looked up one function at a time (table_fns.rs);
+ * 0, the default: every .eh_frame with a header.
+ */
+static unsigned int table_compile_kb;
 module_param(table_compile_kb, uint, 0644);
 MODULE_PARM_DESC(table_compile_kb,
-		 "largest .eh_frame compiled whole in KiB; larger ones are read one function at a time (0: all)");
+		 "largest .eh_frame compiled whole in KiB; larger ones are read one function at a time (default 0: all)");
 
 unsigned int unwind_rs_table_compile_kb(void)
 {

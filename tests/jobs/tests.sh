@@ -533,7 +533,7 @@ t_sec_test_module_exit_stops_work() {
 # server that does not answer (FUSE, NFS) cannot hold the exit or pin the
 # module.  With the table cache emptied (a reload), a program that never
 # walked before requests only at its exit: its exit walk must read no
-# table (the counters of every section read stay), and still be exact
+# table (the counters of every section and function read stay), and still be exact
 # (deferred64 has frame pointers; t_deferred_exit's checks).  Not reading
 # and not faulting is all there is to wait for: the locks it needs are
 # only tried (mmap_read_trylock, mutex_trylock).
@@ -543,17 +543,17 @@ t_sec_exit_walk_no_read() {
 	unload_core || return 1
 	load_core || return 1
 	insmod $MODDIR/unwind_test.ko || return 1
-	reads0=$(( $(stat ehframe_reads) + $(stat sframe_reads) ))
+	reads0=$(( $(stat ehframe_reads) + $(stat sframe_reads) + $(stat fn_tables) + $(stat fn_reads) ))
 	lookups0=$(stat map_lookups)
 	$D64 exit || r=1
-	reads=$(( $(stat ehframe_reads) + $(stat sframe_reads) - reads0 ))
+	reads=$(( $(stat ehframe_reads) + $(stat sframe_reads) + $(stat fn_tables) + $(stat fn_reads) - reads0 ))
 	diag "exit walk: $reads sections read, $(( $(stat map_lookups) - lookups0 )) mappings looked up"
 	expect_eq "sections read by the exit walk" $reads 0 || r=1
 	# The same program walked by its task work reads its table: the
 	# check above can see a read.
 	$D64 task >/dev/null || r=1
 	expect_ge "sections read by a task work's walk" \
-		$(( $(stat ehframe_reads) + $(stat sframe_reads) - reads0 )) 1 || r=1
+		$(( $(stat ehframe_reads) + $(stat sframe_reads) + $(stat fn_tables) + $(stat fn_reads) - reads0 )) 1 || r=1
 	return $r
 }
 
