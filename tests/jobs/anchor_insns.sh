@@ -3,7 +3,7 @@
 # CPU 1, sampled by Debian's perf (pinned to CPU 0) in one mode, while the
 # QEMU plugin counts the instructions CPU 1 executes per translation
 # block.  PROFILE is MODE:DEPTH:KIND:UNITS (ut.profile=), or
-# walk:DEPTH:fp|sframe|eh|ehcold:0 for the walk alone (unwind_bench's ioctl of
+# walk:DEPTH:fp|sframe|eh|ehcold|ehlibc|ehlibcfn:0 for the walk alone (unwind_bench's ioctl of
 # 201 walks, perf's walks of the same stack too).  Prints the
 # module's symbols and the run's sample counts for the host's report.
 . /jobs/lib.sh
@@ -28,14 +28,17 @@ walk)
 	fp) bin=$B ;;
 	sframe) bin=/sframe/v2/bench-sframe ;;
 	eh) bin=/sframe/v2/bench-ehframe ;;
-	ehcold)
-		# The first walk through copies of trixie's libc and a PIE,
-		# their .eh_frame looked up by function (table_compile_kb=0):
-		# no warm-up, one walk of files never walked and one more.
+	ehcold | ehlibc | ehlibcfn)
+		# Copies of trixie's libc and a PIE, their .eh_frame looked
+		# up by function (table_compile_kb=0) or compiled whole
+		# (ehlibc).  ehcold: no warm-up, one walk of files never
+		# walked and one more.
 		d=/tmp/cold
 		mkdir -p $d
 		cp /sframe/v2/ld-linux-x86-64.so.2 /sframe/v2/libc.so.6 /sframe/v2/bench-ehframe-dyn $d/
-		echo 0 >/sys/module/unwind_deferred/parameters/table_compile_kb
+		ck=0
+		[ $kind = ehlibc ] && ck=1048576
+		echo $ck >/sys/module/unwind_deferred/parameters/table_compile_kb
 		bin="$d/ld-linux-x86-64.so.2 --library-path $d $d/bench-ehframe-dyn"
 		;;
 	*) echo "BENCH-FAILED walk kind $kind"; bin=false ;;
