@@ -24,7 +24,7 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use super::ehframe::{self, FnRow, Index, LookupError};
-use super::elf::{self, Ehdr, Phdr, Segments, EHDR_LEN, MAX_SHSTRTAB, PAGE_SIZE};
+use super::elf::{self, Ehdr, Phdr, Segments, EHDR_LEN, MAX_SHSTRTAB};
 use super::ffi::{self, FileId, VmaInfo};
 use super::sframe::{self, HEADER_LEN};
 use super::table::{Builder, Row};
@@ -401,14 +401,21 @@ fn insert(
     Some((e, pin))
 }
 
+/// What a lookup by function reads of the file at once (aligned): the
+/// search's final block of 128 entries fits.
+const WINDOW: usize = 1024;
+const _: () = assert!(
+    WINDOW.is_power_of_two() && ehframe::BLOCK_ENTRIES as usize * ehframe::ENTRY_LEN <= WINDOW
+);
+
 /// A file's bytes by link-time address, through its `PT_LOAD`s.
 struct FileSource<'a> {
     file: &'a FileRef,
     segs: &'a Segments,
-    /// The last page of the file read: `win[..win_len]` is at file
-    /// offset `win_off`.  A lookup's reads cluster (the search's last
-    /// probes, an FDE's length and then its bytes, the CIE next to it),
-    /// so most are served from here: about 5 file reads a miss, not 21.
+    /// The last [`WINDOW`] bytes of the file read: `win[..win_len]` is at
+    /// file offset `win_off`.  A lookup's reads cluster (the search's
+    /// last probes and block, an FDE's length and then its bytes), so
+    /// most are served from here: about 5 file reads a miss, not 21.
     win: &'a mut [u8],
     win_off: u64,
     win_len: usize,
@@ -430,8 +437,8 @@ impl ehframe::Source for FileSource<'_> {
             if buf.len() > self.win.len() {
                 return matches!(self.file.read_exact(buf, off), Ok(true));
             }
-            // The page around `off`, or from `off` if it would not fit.
-            let mut at = off & !(PAGE_SIZE - 1);
+            // The window around `off`, or from `off` if it would not fit.
+            let mut at = off & !(WINDOW as u64 - 1);
             if end > at.saturating_add(self.win.len() as u64) {
                 at = off;
             }
@@ -451,9 +458,7 @@ impl ehframe::Source for FileSource<'_> {
         else {
             return false;
         };
-        for (d, b) in buf.iter_mut().zip(bytes) {
-            *d = *b;
-        }
+        buf.copy_from_slice(bytes);
         true
     }
 }
@@ -493,7 +498,7 @@ pub(crate) fn read_function(
     if file.id() != entry.id {
         return None;
     }
-    let mut win = KVVec::from_elem(0u8, PAGE_SIZE as usize, GFP_KERNEL).ok()?;
+    let mut win = KVVec::from_elem(0u8, WINDOW, GFP_KERNEL).ok()?;
     let mut src = FileSource {
         file: &file,
         segs: &entry.segs,

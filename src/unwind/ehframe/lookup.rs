@@ -44,12 +44,12 @@ pub const MAX_FN_ROWS: usize = 2048;
 /// The scratch bytes a lookup may need: the final block, or a CIE and an
 /// FDE side by side.
 pub const SCRATCH_LEN: usize = MAX_CIE_LEN + MAX_FDE_LEN;
-/// Buffers enough for nearly every function (4 KiB of scratch, 256
+/// Buffers enough for nearly every function (2 KiB of scratch, 64
 /// rows): a caller tries them first, and the full sizes on
 /// [`LookupError::Short`].
-pub const SMALL_SCRATCH_LEN: usize = 4096;
+pub const SMALL_SCRATCH_LEN: usize = 2048;
 /// See [`SMALL_SCRATCH_LEN`].
-pub const SMALL_ROWS: usize = 256;
+pub const SMALL_ROWS: usize = 64;
 /// The most steps of one lookup: probes, the block's entries, and one
 /// per byte of CFA program (each instruction is at least one byte).
 #[cfg_attr(not(test), allow(dead_code))] // The bound the host tests check.
