@@ -2,7 +2,9 @@
 /*
  * User side of scripts/bench.  Prints "BENCH <key> <value>" lines; the
  * host takes medians over rounds and the ratios.
- *   bench walk DEPTH | walkcold DEPTH | walkprof DEPTH [ROUNDS] | irq DEPTH | cache N M DEPTH
+ *   bench walk DEPTH | walkcold DEPTH | walkprof DEPTH [ROUNDS] | irq DEPTH
+ *   bench walklib DEPTH LIB	(BENCH_DLOPEN) the first walk through LIB's
+ *	ehlib_chain (tests/user/ehframe), dlopen'd, against the next | cache N M DEPTH
  *   bench workload none|perf|deferred
  *   bench time NAME CMD...
  *   bench getpid N
@@ -27,6 +29,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef BENCH_DLOPEN
+#include <dlfcn.h>
+#endif
 
 #include "unwind_bench_uapi.h"
 
@@ -251,6 +256,49 @@ static void anchor(int depth, const char *kind, long units)
 	printf("ANCHOR cpu_ns %.0f\n", (b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec));
 }
 
+#ifdef BENCH_DLOPEN
+static struct ub_walk lib_walk;
+
+static __attribute__((noinline)) void lib_leaf(void *c)
+{
+	(void)c;
+	do_walk(&lib_walk);
+}
+
+/*
+ * The first walk through DEPTH levels of a library never walked: this
+ * program, libc and ld.so are walked first through the same leaf, so
+ * that the first timed walk finds only LIB new (its file and the
+ * functions walked in it), the second nothing.
+ */
+static int walk_lib(int depth, const char *lib)
+{
+	/* ehchain.h's struct eh_chain: the levels record return addresses. */
+	static unsigned long chain_buf[1 << 14];
+	void (*chain)(int, void *, void (*)(void *));
+	double t0, t1, t2;
+	void *h;
+
+	lib_walk = (struct ub_walk){ .rounds = 1, .max = 1024 };
+	at_depth(1, lib_leaf, NULL);
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	chain = h ? (void (*)(int, void *, void (*)(void *)))dlsym(h, "ehlib_chain") : NULL;
+	if (!chain || depth < 1 || depth > 1000) {
+		fprintf(stderr, "bench: %s: %s\n", lib, h ? "bad depth" : dlerror());
+		return 1;
+	}
+	t0 = now();
+	chain(depth - 1, chain_buf, lib_leaf);
+	t1 = now();
+	chain(depth - 1, chain_buf, lib_leaf);
+	t2 = now();
+	printf("BENCH walklib%d_first_ns %.0f\n", depth, (t1 - t0) * 1e9);
+	printf("BENCH walklib%d_second_ns %.0f\n", depth, (t2 - t1) * 1e9);
+	printf("BENCH walklib%d_frames %u\n", depth, lib_walk.ours_frames);
+	return 0;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	const char *t = argc > 1 ? argv[1] : "";
@@ -293,6 +341,10 @@ int main(int argc, char **argv)
 	fd = open("/sys/kernel/debug/unwind_bench/ctl", O_RDWR);
 	if (fd < 0)
 		die("open ctl");
+#ifdef BENCH_DLOPEN
+	if (!strcmp(t, "walklib") && argc > 3)
+		return walk_lib(depth, argv[3]);
+#endif
 	if (!strcmp(t, "walkcold")) {
 		/*
 		 * The first lookup of a file never walked: the same one-walk

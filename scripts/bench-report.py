@@ -62,17 +62,16 @@ def main():
         print(f".eh_frame by function (table_compile_kb=0): the same first walk: "
               f"{first - second:.0f} ns (only the functions met read); the next walk "
               f"{second:.0f} ns, compiled whole {med('ehlibccold64_second_ns'):.0f} ns")
-    if "ff_big_first_ns" in vals:
-        print("\n| first walk through a file never seen (depth 1, twice) | .eh_frame | "
-              "first run less the next, median |")
-        print("| --- | --- | --- |")
-        for k, name, size in (("link", "libehlink.so, by function", "1 KiB"),
-                              ("libc", "libc.so.6, by function", "150 KiB"),
-                              ("libcwhole", "libc.so.6, compiled whole", "150 KiB"),
-                              ("big", "libehbig.so, by function", "16.8 MiB")):
-            if f"ff_{k}_first_ns" in vals:
-                d = med(f"ff_{k}_first_ns") - med(f"ff_{k}_again_ns")
-                print(f"| {name} | {size} | {d / 1000:.1f} us |")
+    if "libbig1_first_ns" in vals:
+        print("\n| first walk through a library never walked, by function | .eh_frame | "
+              "depth 1 | depth 64 |")
+        print("| --- | --- | --- | --- |")
+        for k, name, size in (("link", "libehlink.so", "1 KiB"), ("big", "libehbig.so", "16.8 MiB")):
+            cells = []
+            for d in (1, 64):
+                first, second = med(f"lib{k}{d}_first_ns"), med(f"lib{k}{d}_second_ns")
+                cells.append(f"{(first - second) / 1000:.1f} us (next walk {second / 1000:.1f} us)")
+            print(f"| {name} | {size} | {cells[0]} | {cells[1]} |")
     if "xz_fpdefer_ns" in vals:
         print("\n| Debian's xz -6: the whole `perf record` session, cpu-clock 2 kHz | "
               "run time median | samples | perf.data bytes/sample | extra ns per sample |")

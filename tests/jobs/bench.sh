@@ -72,36 +72,20 @@ while [ $r -le $ROUNDS ]; do
 		echo $CKB >$CK
 	fi
 	# The first walk through functions never seen, in a file never seen,
-	# by the file's size: a fresh copy of libehlink.so (tiny), of libc
-	# (150 KiB of .eh_frame; by function and compiled whole) and of
-	# libehbig.so (16.8 MiB), each the only new file of an ehchain-dyn
-	# run (a walk of depth 1, twice) after a run that cached the others:
-	# that run's time less the same run again.
+	# by the file's size: fresh copies of libehlink.so (1 KiB of
+	# .eh_frame) and libehbig.so (16.8 MiB), dlopen'd by the dynamic
+	# bench after it walked itself, libc and ld.so; the walk's syscall
+	# the first time less the next (depth 1 and 64 in the library).
 	EHD=/ehframe
-	if [ -f $EHD/libehbig.so ] && [ -x $EHD/ehchain-dyn ]; then
-		CK=/sys/module/unwind_deferred/parameters/table_compile_kb
-		CKB=$(cat $CK)
-		d=/tmp/ff$r
-		mkdir -p $d
-		# ehchain asks unwind_test.ko for its stack.
-		insmod $MODDIR/unwind_test.ko || echo "BENCH-FAILED insmod unwind_test"
-		for f in link libc libcwhole big; do
-			lib=$EHD/libehlink.so ldp=
-			case $f in
-			libc*) cp /lib/x86_64-linux-gnu/libc.so.6 $d/ && ldp=$d ;;
-			link) cp $EHD/libehlink.so $d/new.so && lib=$d/new.so ;;
-			big) cp $EHD/libehbig.so $d/new.so && lib=$d/new.so ;;
-			esac
-			[ $f = libcwhole ] && echo 1048576 >$CK || echo 0 >$CK
-			$EHD/ehchain-dyn dlopen 1 0 $EHD/libehlink.so >/dev/null 2>&1
-			for t in first again; do
-				LD_LIBRARY_PATH=$ldp $B time ff_${f}_$t $EHD/ehchain-dyn dlopen 1 0 $lib
-			done | grep '^BENCH' || echo "BENCH-FAILED first walk $f"
-			rm -f $d/*
+	if [ -f $EHD/libehbig.so ] && [ -x $EHB-dyn ]; then
+		for f in link big; do
+			for d in 1 64; do
+				cp $EHD/libeh$f.so /tmp/new$r.so
+				$EHB-dyn walklib $d /tmp/new$r.so |
+					sed "s/^BENCH walklib/BENCH lib${f}/" || echo "BENCH-FAILED walklib $f $d"
+				rm -f /tmp/new$r.so
+			done
 		done
-		rmmod unwind_test
-		rm -rf $d
-		echo $CKB >$CK
 	fi
 	# Debian's xz under Debian's perf: the whole cost of a sample with
 	# fp,defer (the module's .eh_frame walk) against dwarf (8 KiB of
