@@ -511,6 +511,7 @@ pub(crate) fn read_function(
     // sizes for the rest: what is zeroed per miss stays small.
     let mut r = Err(LookupError::Short);
     let mut kept = None;
+    let mut hole = None;
     for (len, n) in [
         (ehframe::SMALL_SCRATCH_LEN, ehframe::SMALL_ROWS),
         (ehframe::SCRATCH_LEN, ehframe::MAX_FN_ROWS),
@@ -533,25 +534,27 @@ pub(crate) fn read_function(
             &mut scratch,
             &mut rows,
             &mut steps,
+            &mut hole,
         );
         kept = Some(rows);
     }
     let rows = kept?;
-    let f = match r {
-        Ok(f) => f,
-        // No FDE there: code without CFI, for frame pointers.
-        Err(LookupError::Read | LookupError::NotFound) => return None,
-        Err(_) => {
-            stats::inc(Stat::FnRejects);
-            return None;
+    let (start, end, found) = match r {
+        Ok(f) => (f.start, f.end, rows.get(..f.rows)?),
+        Err(e) => {
+            // No FDE there is code without CFI, not a bad file.
+            if !matches!(e, LookupError::Read | LookupError::NotFound) {
+                stats::inc(Stat::FnRejects);
+            }
+            // Kept as a function without rows (frame pointers there), so
+            // that it is not read again at each meeting.
+            let (a, b) = hole?;
+            (a, b, &[][..])
         }
     };
-    let found = rows.get(..f.rows)?;
     // A file keeps at most half the cap in functions: it lets go of its
     // own oldest first, not the cache of the whole file.
-    let (r, evicted) = fns
-        .insert(f.start, f.end, found, link, cache::cap() / 2)
-        .ok()?;
+    let (r, evicted) = fns.insert(start, end, found, link, cache::cap() / 2).ok()?;
     stats::add(Stat::FnEvictions, evicted as u64);
     // What the file's functions hold now counts against the cap.
     cache::recharge(entry, tables.held());

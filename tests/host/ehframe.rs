@@ -2088,7 +2088,11 @@ fn lazy_in(
     rows: &mut [FnRow],
     steps: &mut u64,
 ) -> (Result<(Option<Row>, bool), LookupError>, u64, u64, u64) {
-    let r = lookup(idx, src, pc, scratch, rows, steps);
+    let mut hole = None;
+    let r = lookup(idx, src, pc, scratch, rows, steps, &mut hole);
+    if let Some((a, b)) = hole {
+        assert!(r.is_err() && a <= pc && pc < b, "hole {a:#x}..{b:#x} for {pc:#x}: {r:?}");
+    }
     let (r, start) = match r {
         Ok(f) => {
             assert!(f.rows <= MAX_FN_ROWS && f.start <= pc && pc < f.end);
@@ -2158,6 +2162,62 @@ fn lookup_by_function_equals_the_whole_compile_on_real_sections() {
     // (twice that where the small buffers were short)
     assert!(max_reads <= 2 * (MAX_PROBES + 5), "{max_reads}");
     assert!(max_steps <= MAX_STEPS);
+}
+
+/// Where a lookup answers with a hole (no rows over a range, kept by the
+/// kernel so as not to look again), the whole compile has no rules
+/// either, on every fixture: past each function's end, and in a header
+/// whose every entry lies.
+#[test]
+fn lookup_by_function_holes_have_no_rules() {
+    let mut holes = 0;
+    let check = |name: &str, hdr: &[u8], hdr_addr: u64, eh: &[u8], eh_addr: u64, pc: u64, t: &Table<'_>| {
+        let Ok(idx) = Index::parse(hdr, hdr_addr, hdr.len() as u64) else {
+            return 0;
+        };
+        let mut src = Mem {
+            parts: [(hdr_addr, hdr), (eh_addr, eh)],
+            reads: 0,
+        };
+        let mut scratch = vec![0u8; SCRATCH_LEN];
+        let mut rows = vec![FnRow { off: 0, row: None, plt: None }; MAX_FN_ROWS];
+        let (mut steps, mut hole) = (0, None);
+        let r = lookup(&idx, &mut src, pc, &mut scratch, &mut rows, &mut steps, &mut hole);
+        let Some((a, b)) = hole else { return 0 };
+        assert!(r.is_err() && a <= pc && pc < b, "{name} {pc:#x}: {a:#x}..{b:#x} {r:?}");
+        for x in (a..b).step_by(((b - a) / 64).max(1) as usize).chain([b - 1]) {
+            assert!(
+                t.lookup_entry(x).is_none_or(|(i, _)| i.is_none()),
+                "{name}: rules at {x:#x} in the hole {a:#x}..{b:#x} of {pc:#x}"
+            );
+        }
+        1
+    };
+    for fx in fixtures() {
+        let (hdr_addr, eh_addr) = fx.addrs();
+        let o = fx.compiled();
+        let t = o.table();
+        let (_, fdes) = parse_interp(fx.txt);
+        for f in &fdes {
+            holes += check(fx.name, fx.hdr, hdr_addr, fx.eh, eh_addr, f.pc.1, &t);
+        }
+    }
+    // Every entry names one FDE: all but the first lie, each a hole up to
+    // the next entry.
+    let mut eh = Eh::new(0x1000_0000);
+    let c = eh.cie(&gcc_cie());
+    let f = eh.fde(c, 0x40_0000, 16, &[0x41, 0x0e, 16]);
+    let fde = eh.fde_addr(f);
+    let entries: Vec<(u64, u64)> = (0..1024).map(|i| (0x40_0000 + 16 * i, fde)).collect();
+    let h = hdr(HDR_ADDR, eh.addr, &entries);
+    let o = run(&h, HDR_ADDR, &eh.bytes, eh.addr);
+    let t = o.table();
+    let before = holes;
+    for pc in [0x40_0010, 0x40_0000 + 16 * 700 + 5] {
+        holes += check("lying", &h, HDR_ADDR, &eh.bytes, eh.addr, pc, &t);
+    }
+    assert_eq!(holes, before + 2);
+    assert!(holes > 100, "{holes}");
 }
 
 #[test]

@@ -130,20 +130,22 @@ impl Index {
     }
 
     /// The last entry whose location is at or below `pc`: (location,
-    /// FDE address).  At most [`MAX_PROBES`] reads of one entry, then one
-    /// of at most [`BLOCK_ENTRIES`]; `steps` counts entries read.
+    /// FDE address, the next entry's location if the search read it).
+    /// At most [`MAX_PROBES`] reads of one entry, then one of at most
+    /// [`BLOCK_ENTRIES`]; `steps` counts entries read.
     pub fn find<S: Source>(
         &self,
         src: &mut S,
         pc: u64,
         scratch: &mut [u8],
         steps: &mut u64,
-    ) -> Result<(u64, u64), LookupError> {
+    ) -> Result<(u64, u64, Option<u64>), LookupError> {
         // The answer is entry `hi - 1`, with `hi` the first entry whose
         // location is above `pc`: it lies in `[lo, hi]`.
         let (mut lo, mut hi) = (0u32, self.fde_count);
-        // Entry `lo - 1`, once a probe read it.
+        // Entry `lo - 1`, once a probe read it; entry `hi`'s location.
         let mut below = None;
+        let mut above = None;
         let mut probes = 0;
         while hi - lo > BLOCK_ENTRIES && probes < MAX_PROBES {
             probes += 1;
@@ -159,6 +161,7 @@ impl Index {
                 below = Some((loc, fde));
             } else {
                 hi = mid;
+                above = Some(loc);
             }
         }
         // Halving from at most 2^32 entries narrows to a block within
@@ -172,14 +175,18 @@ impl Index {
         // Every entry of the block above `pc`: the one before it is the
         // answer (none before the first).
         let mut found = below;
+        let mut next = (n == (hi - lo) as usize).then_some(above).flatten();
         for e in block.chunks_exact(ENTRY_LEN) {
             let (loc, fde) = decode_entry(e, self.hdr_addr).ok_or(LookupError::Read)?;
             if loc > pc {
+                next = Some(loc);
                 break;
             }
             found = Some((loc, fde));
         }
-        found.ok_or(LookupError::NotFound)
+        found
+            .map(|(loc, fde)| (loc, fde, next))
+            .ok_or(LookupError::NotFound)
     }
 }
 
@@ -286,6 +293,12 @@ fn push(
 /// [`MAX_FN_ROWS`] are used); [`LookupError::Short`] if this function
 /// needs more than smaller buffers hold.  `steps` counts the work: at
 /// most [`MAX_STEPS`] per call.
+///
+/// On an error that holds for more than `pc`, `hole` is the range that
+/// has no rows for the same reason, so that a caller need not look it up
+/// again: a function that fails its checks, up to the next entry's
+/// location (or `pc + 1` if the search did not read it); the gap after a
+/// function's end.
 pub fn lookup<S: Source>(
     idx: &Index,
     src: &mut S,
@@ -293,11 +306,43 @@ pub fn lookup<S: Source>(
     scratch: &mut [u8],
     out: &mut [FnRow],
     steps: &mut u64,
+    hole: &mut Option<(u64, u64)>,
 ) -> Result<Function, LookupError> {
+    *hole = None;
     if scratch.len() < SMALL_SCRATCH_LEN {
         return Err(LookupError::Read);
     }
-    let (loc, fde_addr) = idx.find(src, pc, scratch, steps)?;
+    let (loc, fde_addr, next) = idx.find(src, pc, scratch, steps)?;
+    let limit = next.unwrap_or(pc.saturating_add(1));
+    let mut gap = None;
+    let r = lookup_at(src, loc, fde_addr, pc, scratch, out, steps, &mut gap);
+    match r {
+        Err(LookupError::NotFound) => *hole = gap.map(|end| (end, limit)),
+        Err(
+            LookupError::Fde
+            | LookupError::Cie
+            | LookupError::Lying
+            | LookupError::Program
+            | LookupError::TooBig,
+        ) => *hole = Some((loc, limit)),
+        _ => {}
+    }
+    r
+}
+
+/// [`lookup`] once the table gave the entry at `loc`: `gap` is the
+/// function's end if `pc` is past it.
+#[allow(clippy::too_many_arguments)]
+fn lookup_at<S: Source>(
+    src: &mut S,
+    loc: u64,
+    fde_addr: u64,
+    pc: u64,
+    scratch: &mut [u8],
+    out: &mut [FnRow],
+    steps: &mut u64,
+    gap: &mut Option<u64>,
+) -> Result<Function, LookupError> {
     let (cie_buf, fde_buf) = scratch.split_at_mut(MAX_CIE_LEN);
     let fde_bytes = read_entry(src, fde_addr, fde_buf, MAX_FDE_LEN)
         .map_err(|_| LookupError::Fde)?
@@ -327,6 +372,7 @@ pub fn lookup<S: Source>(
         return Err(LookupError::TooBig);
     }
     if !(start..end).contains(&pc) {
+        *gap = Some(end).filter(|&e| e <= pc);
         return Err(LookupError::NotFound);
     }
     let ctx = Ctx::of(&cie, false);
