@@ -1214,7 +1214,15 @@ fn malformed_programs_skip_the_fde() {
     p.extend(plt_expr(8, 11));
     p.extend([0x44, 0x1c]);
     let f2 = eh.fde_full(c, 0x1b, 0x1010, 0x40, Some(&[]), &p, false);
-    let f3 = eh.fde_full(c, 0x1b, 0x1050, 0x10, Some(&[]), &[0x44, 0x0e, 48, 0x44, 0x0e, 16], false);
+    let f3 = eh.fde_full(
+        c,
+        0x1b,
+        0x1050,
+        0x10,
+        Some(&[]),
+        &[0x44, 0x0e, 48, 0x44, 0x0e, 16],
+        false,
+    );
     let all = run_eh(&eh, &[(0x1000, f1), (0x1010, f2), (0x1050, f3)]);
     let some = run_eh(&eh, &[(0x1000, f1), (0x1050, f3)]);
     let (sa, ss) = (all.stats(), some.stats());
@@ -2024,8 +2032,12 @@ impl Source for Mem<'_> {
     fn read(&mut self, addr: u64, buf: &mut [u8]) -> bool {
         self.reads += 1;
         for (a, b) in self.parts {
-            let Some(off) = addr.checked_sub(a) else { continue };
-            let Ok(off) = usize::try_from(off) else { continue };
+            let Some(off) = addr.checked_sub(a) else {
+                continue;
+            };
+            let Ok(off) = usize::try_from(off) else {
+                continue;
+            };
             if let Some(src) = b.get(off..).and_then(|r| r.get(..buf.len())) {
                 buf.copy_from_slice(src);
                 return true;
@@ -2091,7 +2103,10 @@ fn lazy_in(
     let mut hole = None;
     let r = lookup(idx, src, pc, scratch, rows, steps, &mut hole);
     if let Some((a, b)) = hole {
-        assert!(r.is_err() && a <= pc && pc < b, "hole {a:#x}..{b:#x} for {pc:#x}: {r:?}");
+        assert!(
+            r.is_err() && a <= pc && pc < b,
+            "hole {a:#x}..{b:#x} for {pc:#x}: {r:?}"
+        );
     }
     let (r, start) = match r {
         Ok(f) => {
@@ -2128,8 +2143,7 @@ fn lookup_by_function_equals_the_whole_compile_on_real_sections() {
         let (_, fdes) = parse_interp(fx.txt);
         for f in &fdes {
             for pc in f.pc.0..=f.pc.1 {
-                let (got, start, steps, reads) =
-                    lazy_full(fx.hdr, hdr_addr, fx.eh, eh_addr, pc);
+                let (got, start, steps, reads) = lazy_full(fx.hdr, hdr_addr, fx.eh, eh_addr, pc);
                 max_steps = max_steps.max(steps);
                 max_reads = max_reads.max(reads);
                 let want = t.lookup_entry(pc);
@@ -2171,28 +2185,50 @@ fn lookup_by_function_equals_the_whole_compile_on_real_sections() {
 #[test]
 fn lookup_by_function_holes_have_no_rules() {
     let mut holes = 0;
-    let check = |name: &str, hdr: &[u8], hdr_addr: u64, eh: &[u8], eh_addr: u64, pc: u64, t: &Table<'_>| {
-        let Ok(idx) = Index::parse(hdr, hdr_addr, hdr.len() as u64) else {
-            return 0;
-        };
-        let mut src = Mem {
-            parts: [(hdr_addr, hdr), (eh_addr, eh)],
-            reads: 0,
-        };
-        let mut scratch = vec![0u8; SCRATCH_LEN];
-        let mut rows = vec![FnRow { off: 0, row: None, plt: None }; MAX_FN_ROWS];
-        let (mut steps, mut hole) = (0, None);
-        let r = lookup(&idx, &mut src, pc, &mut scratch, &mut rows, &mut steps, &mut hole);
-        let Some((a, b)) = hole else { return 0 };
-        assert!(r.is_err() && a <= pc && pc < b, "{name} {pc:#x}: {a:#x}..{b:#x} {r:?}");
-        for x in (a..b).step_by(((b - a) / 64).max(1) as usize).chain([b - 1]) {
-            assert!(
-                t.lookup_entry(x).is_none_or(|(i, _)| i.is_none()),
-                "{name}: rules at {x:#x} in the hole {a:#x}..{b:#x} of {pc:#x}"
+    let check =
+        |name: &str, hdr: &[u8], hdr_addr: u64, eh: &[u8], eh_addr: u64, pc: u64, t: &Table<'_>| {
+            let Ok(idx) = Index::parse(hdr, hdr_addr, hdr.len() as u64) else {
+                return 0;
+            };
+            let mut src = Mem {
+                parts: [(hdr_addr, hdr), (eh_addr, eh)],
+                reads: 0,
+            };
+            let mut scratch = vec![0u8; SCRATCH_LEN];
+            let mut rows = vec![
+                FnRow {
+                    off: 0,
+                    row: None,
+                    plt: None
+                };
+                MAX_FN_ROWS
+            ];
+            let (mut steps, mut hole) = (0, None);
+            let r = lookup(
+                &idx,
+                &mut src,
+                pc,
+                &mut scratch,
+                &mut rows,
+                &mut steps,
+                &mut hole,
             );
-        }
-        1
-    };
+            let Some((a, b)) = hole else { return 0 };
+            assert!(
+                r.is_err() && a <= pc && pc < b,
+                "{name} {pc:#x}: {a:#x}..{b:#x} {r:?}"
+            );
+            for x in (a..b)
+                .step_by(((b - a) / 64).max(1) as usize)
+                .chain([b - 1])
+            {
+                assert!(
+                    t.lookup_entry(x).is_none_or(|(i, _)| i.is_none()),
+                    "{name}: rules at {x:#x} in the hole {a:#x}..{b:#x} of {pc:#x}"
+                );
+            }
+            1
+        };
     for fx in fixtures() {
         let (hdr_addr, eh_addr) = fx.addrs();
         let o = fx.compiled();
@@ -2233,14 +2269,22 @@ fn lookup_by_function_reads_log_n_entries() {
     // not lying.
     let entries: Vec<(u64, u64)> = (0..n).map(|i| (0x40_0000 + 16 * i, fde)).collect();
     let h = hdr(HDR_ADDR, eh.addr, &entries);
-    for pc in [0x40_0000, 0x40_0001, 0x40_0000 + 16 * (n / 2) + 3, 0x40_0000 + 16 * n - 1] {
+    for pc in [
+        0x40_0000,
+        0x40_0001,
+        0x40_0000 + 16 * (n / 2) + 3,
+        0x40_0000 + 16 * n - 1,
+    ] {
         let (r, _, steps, reads) = lazy_full(&h, HDR_ADDR, &eh.bytes, eh.addr, pc);
         let probes = (n / BLOCK_ENTRIES as u64).ilog2() as u64;
         assert!(steps <= probes + 1 + BLOCK_ENTRIES as u64 + 64, "{steps}");
         assert!(reads <= probes + 6, "{reads}");
         if pc < 0x40_0010 {
             let want = if pc == 0x40_0000 { sp(8) } else { sp(16) };
-            assert_eq!(r, Ok((Some(row(want, None)), pc == 0x40_0000 || pc == 0x40_0001)));
+            assert_eq!(
+                r,
+                Ok((Some(row(want, None)), pc == 0x40_0000 || pc == 0x40_0001))
+            );
         } else {
             assert_eq!(r, Err(LookupError::Lying), "{pc:#x}");
         }
@@ -2373,7 +2417,11 @@ fn keep_going_is_asked_and_can_stop_the_compile() {
     // units, and the PLT's blocks are asked between.
     let (r, asked, calls) = compile_with(0);
     let s = r.expect("compiled");
-    assert_eq!((s.compiled, s.plt_blocks), (20_001, MAX_PLT_BLOCKS), "{s:?}");
+    assert_eq!(
+        (s.compiled, s.plt_blocks),
+        (20_001, MAX_PLT_BLOCKS),
+        "{s:?}"
+    );
     assert!(asked <= s.work / YIELD_EVERY, "{asked} for {s:?}");
     assert!(asked >= s.work / (YIELD_EVERY + 4), "{asked} for {s:?}");
     assert!(calls <= 2 * s.work);
@@ -2446,9 +2494,18 @@ fn row_at_edges() {
     };
     let rows = [r(0, 8), r(1, 16), r(10, 8)];
     assert_eq!(row_at(&rows, 0x1000, 0xfff), None);
-    assert_eq!(row_at(&rows, 0x1000, 0x1000), Some((Some(row(sp(8), None)), true)));
-    assert_eq!(row_at(&rows, 0x1000, 0x1005), Some((Some(row(sp(16), None)), false)));
-    assert_eq!(row_at(&rows, 0x1000, 0x100a), Some((Some(row(sp(8), None)), true)));
+    assert_eq!(
+        row_at(&rows, 0x1000, 0x1000),
+        Some((Some(row(sp(8), None)), true))
+    );
+    assert_eq!(
+        row_at(&rows, 0x1000, 0x1005),
+        Some((Some(row(sp(16), None)), false))
+    );
+    assert_eq!(
+        row_at(&rows, 0x1000, 0x100a),
+        Some((Some(row(sp(8), None)), true))
+    );
     assert_eq!(row_at(&[], 0x1000, 0x1000), None);
     assert_eq!(row_at(&rows, 0x1000, 0x1000 + (1 << 33)), None);
 }
