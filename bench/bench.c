@@ -3,8 +3,9 @@
  * User side of scripts/bench.  Prints "BENCH <key> <value>" lines; the
  * host takes medians over rounds and the ratios.
  *   bench walk DEPTH | walkcold DEPTH | walkprof DEPTH [ROUNDS] | irq DEPTH
- *   bench walklib DEPTH LIB	(BENCH_DLOPEN) the first walk through LIB's
- *	ehlib_chain (tests/user/ehframe), dlopen'd, against the next | cache N M DEPTH
+ *   bench walklib DEPTH LIB [first|next]	(BENCH_DLOPEN) the first walk
+ *	through LIB's ehlib_chain (tests/user/ehframe), dlopen'd, against
+ *	the next; first|next: that walk between two reads of the CPU clock | cache N M DEPTH
  *   bench workload none|perf|deferred
  *   bench time NAME CMD...
  *   bench getpid N
@@ -271,8 +272,12 @@ static __attribute__((noinline)) void lib_leaf(void *c)
  * that the first timed walk finds only LIB new (its file and the
  * functions walked in it), the second nothing.
  */
-static int walk_lib(int depth, const char *lib)
+static int walk_lib(int depth, const char *lib, const char *prof)
 {
+	/* prof "first" or "next": that walk alone between two reads of the
+	 * thread's CPU clock, for scripts/insn-profile's QEMU plugin. */
+	int gate = prof ? (!strcmp(prof, "first") ? 1 : 2) : 0;
+	struct timespec ga, gb;
 	/* ehchain.h's struct eh_chain: the levels record return addresses. */
 	static unsigned long chain_buf[1 << 14];
 	void (*chain)(int, void *, void (*)(void *));
@@ -287,11 +292,19 @@ static int walk_lib(int depth, const char *lib)
 		fprintf(stderr, "bench: %s: %s\n", lib, h ? "bad depth" : dlerror());
 		return 1;
 	}
+	if (gate == 1)
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ga);
 	t0 = now();
 	chain(depth - 1, chain_buf, lib_leaf);
 	t1 = now();
+	if (gate)
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, gate == 1 ? &gb : &ga);
 	chain(depth - 1, chain_buf, lib_leaf);
 	t2 = now();
+	if (gate == 2)
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &gb);
+	if (gate)
+		printf("WALKPROF walks 2 frames %u perf_frames 0\n", lib_walk.ours_frames);
 	printf("BENCH walklib%d_first_ns %.0f\n", depth, (t1 - t0) * 1e9);
 	printf("BENCH walklib%d_second_ns %.0f\n", depth, (t2 - t1) * 1e9);
 	printf("BENCH walklib%d_frames %u\n", depth, lib_walk.ours_frames);
@@ -343,7 +356,7 @@ int main(int argc, char **argv)
 		die("open ctl");
 #ifdef BENCH_DLOPEN
 	if (!strcmp(t, "walklib") && argc > 3)
-		return walk_lib(depth, argv[3]);
+		return walk_lib(depth, argv[3], argc > 4 ? argv[4] : NULL);
 #endif
 	if (!strcmp(t, "walkcold")) {
 		/*

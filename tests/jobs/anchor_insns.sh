@@ -3,7 +3,7 @@
 # CPU 1, sampled by Debian's perf (pinned to CPU 0) in one mode, while the
 # QEMU plugin counts the instructions CPU 1 executes per translation
 # block.  PROFILE is MODE:DEPTH:KIND:UNITS (ut.profile=), or
-# walk:DEPTH:fp|sframe|eh|ehcold|ehlibc|ehlibcfn:0 for the walk alone (unwind_bench's ioctl of
+# walk:DEPTH:fp|sframe|eh|ehcold|ehlibc|ehlibcfn|bigfirst|bignext:0 for the walk alone (unwind_bench's ioctl of
 # 201 walks, perf's walks of the same stack too).  Prints the
 # module's symbols and the run's sample counts for the host's report.
 . /jobs/lib.sh
@@ -41,6 +41,13 @@ walk)
 		echo $ck >/sys/module/unwind_deferred/parameters/table_compile_kb
 		bin="$d/ld-linux-x86-64.so.2 --library-path $d $d/bench-ehframe-dyn"
 		;;
+	bigfirst | bignext)
+		# DEPTH levels of a fresh copy of libehbig.so (16.8 MiB of
+		# .eh_frame), dlopen'd (bench walklib): its first walk (the
+		# module's ioctl walks twice: cold, then warm) or the next.
+		cp /ehframe/libehbig.so /tmp/newbig.so
+		bin=/sframe/v2/bench-ehframe-dyn
+		;;
 	*) echo "BENCH-FAILED walk kind $kind"; bin=false ;;
 	esac
 	tkb=$(cat /sys/module/unwind_deferred/parameters/table_cache_kb)
@@ -49,12 +56,15 @@ walk)
 	insmod $MODDIR/unwind_bench.ko || echo "BENCH-FAILED insmod"
 	# The file's tables compiled first, on the other CPU.
 	rounds=200
-	if [ $kind = ehcold ]; then
-		rounds=1
-	else
-		taskset -c 0 $bin walk $depth >/dev/null || echo "BENCH-FAILED warm-up"
-	fi
-	taskset -c 1 $bin walkprof $depth $rounds >/tmp/w.out || echo "BENCH-FAILED walkprof"
+	case $kind in
+	ehcold) rounds=1 ;;
+	big*) ;;
+	*) taskset -c 0 $bin walk $depth >/dev/null || echo "BENCH-FAILED warm-up" ;;
+	esac
+	case $kind in
+	big*) taskset -c 1 $bin walklib $depth /tmp/newbig.so ${kind#big} >/tmp/w.out ;;
+	*) taskset -c 1 $bin walkprof $depth $rounds >/tmp/w.out ;;
+	esac || echo "BENCH-FAILED walkprof"
 	echo $tkb >/sys/module/unwind_deferred/parameters/table_cache_kb
 	cat /tmp/w.out
 	set -- $(cat /tmp/w.out)
