@@ -26,7 +26,7 @@ use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::{new_mutex, new_spinlock, pin_init};
 
-use super::ehframe::{row_at, FnRow, Index};
+use super::ehframe::{row_at, FnRow, Index, PROBE_MEMO};
 use super::table::{Common, Row, COMMON_VALID};
 use crate::sys::stats::{self, Stat};
 
@@ -184,9 +184,10 @@ pub(crate) struct Functions {
     #[pin]
     set: SpinLock<Set>,
     /// Held while a function of the file is read (`read_function()`),
-    /// and by whoever grows the slot arrays.
+    /// and by whoever grows the slot arrays; it keeps the search's first
+    /// probes of the header's table ([`super::ehframe::Index::find`]).
     #[pin]
-    pub(crate) reading: Mutex<()>,
+    pub(crate) reading: Mutex<[Option<(u64, u64)>; PROBE_MEMO]>,
     /// `Set::held()`, for the cache's charge without the lock; also what
     /// `table_bytes_held` counts of this set.
     held: AtomicUsize,
@@ -209,7 +210,7 @@ impl Functions {
             pin_init!(Self {
                 index,
                 set <- new_spinlock!(set, "unwind_rs_fns"),
-                reading <- new_mutex!((), "unwind_rs_fns_reading"),
+                reading <- new_mutex!([None; PROBE_MEMO], "unwind_rs_fns_reading"),
                 held: AtomicUsize::new(held),
             }),
             GFP_KERNEL_ACCOUNT,

@@ -39,6 +39,9 @@ pub const BLOCK_ENTRIES: u32 = 128;
 /// The most single-entry probes: 2^32 entries, halved each time, narrow
 /// to a block in at most this many.
 pub const MAX_PROBES: u64 = 32;
+/// The search-tree nodes whose probes a caller may keep ([`Index::find`]):
+/// the first 5 levels.
+pub const PROBE_MEMO: usize = 32;
 /// The most rows kept for one function; a function with more has none.
 pub const MAX_FN_ROWS: usize = 2048;
 /// The scratch bytes a lookup may need: the final block, or a CIE and an
@@ -132,13 +135,19 @@ impl Index {
     /// The last entry whose location is at or below `pc`: (location,
     /// FDE address, the next entry's location if the search read it).
     /// At most [`MAX_PROBES`] reads of one entry, then one of at most
-    /// [`BLOCK_ENTRIES`]; `steps` counts entries read.
+    /// [`BLOCK_ENTRIES`]; `steps` counts entries read.  Every search of a
+    /// table starts with the same probes: `memo` (of at most
+    /// [`PROBE_MEMO`] entries, kept by the caller for this index and
+    /// empty at first) remembers those of the first levels, slot `k` the
+    /// `k`-th node of the search tree (1 its root, `2k` and `2k + 1` its
+    /// children).
     pub fn find<S: Source>(
         &self,
         src: &mut S,
         pc: u64,
         scratch: &mut [u8],
         steps: &mut u64,
+        memo: &mut [Option<(u64, u64)>],
     ) -> Result<(u64, u64, Option<u64>), LookupError> {
         // The answer is entry `hi - 1`, with `hi` the first entry whose
         // location is above `pc`: it lies in `[lo, hi]`.
@@ -147,15 +156,31 @@ impl Index {
         let mut below = None;
         let mut above = None;
         let mut probes = 0;
+        let mut node = 1usize;
         while hi - lo > BLOCK_ENTRIES && probes < MAX_PROBES {
             probes += 1;
             *steps = steps.saturating_add(1);
             let mid = lo + (hi - lo) / 2;
-            let mut e = [0u8; ENTRY_LEN];
-            if !src.read(self.entry_addr(mid), &mut e) {
-                return Err(LookupError::Read);
-            }
-            let (loc, fde) = decode_entry(&e, self.hdr_addr).ok_or(LookupError::Read)?;
+            let kept = if node < PROBE_MEMO {
+                memo.get_mut(node)
+            } else {
+                None
+            };
+            let (loc, fde) = match kept {
+                Some(Some(e)) => *e,
+                slot => {
+                    let mut e = [0u8; ENTRY_LEN];
+                    if !src.read(self.entry_addr(mid), &mut e) {
+                        return Err(LookupError::Read);
+                    }
+                    let e = decode_entry(&e, self.hdr_addr).ok_or(LookupError::Read)?;
+                    if let Some(slot) = slot {
+                        *slot = Some(e);
+                    }
+                    e
+                }
+            };
+            node = node.saturating_mul(2).saturating_add((loc <= pc) as usize);
             if loc <= pc {
                 lo = mid + 1;
                 below = Some((loc, fde));
@@ -298,7 +323,8 @@ fn push(
 /// has no rows for the same reason, so that a caller need not look it up
 /// again: a function that fails its checks, up to the next entry's
 /// location (or `pc + 1` if the search did not read it); the gap after a
-/// function's end.
+/// function's end.  `memo`: [`Index::find`]'s.
+#[allow(clippy::too_many_arguments)]
 pub fn lookup<S: Source>(
     idx: &Index,
     src: &mut S,
@@ -307,12 +333,13 @@ pub fn lookup<S: Source>(
     out: &mut [FnRow],
     steps: &mut u64,
     hole: &mut Option<(u64, u64)>,
+    memo: &mut [Option<(u64, u64)>],
 ) -> Result<Function, LookupError> {
     *hole = None;
     if scratch.len() < SMALL_SCRATCH_LEN {
         return Err(LookupError::Read);
     }
-    let (loc, fde_addr, next) = idx.find(src, pc, scratch, steps)?;
+    let (loc, fde_addr, next) = idx.find(src, pc, scratch, steps, memo)?;
     let limit = next.unwrap_or(pc.saturating_add(1));
     let mut gap = None;
     let r = lookup_at(src, loc, fde_addr, pc, scratch, out, steps, &mut gap);

@@ -70,7 +70,7 @@ pub use compile::compile;
 pub use error::EhError;
 pub use hdr::{hdr_info, ENTRY_LEN};
 pub use lookup::{lookup, row_at, FnRow, Index, LookupError, Source};
-pub use lookup::{BLOCK_ENTRIES, MAX_FN_ROWS, SCRATCH_LEN, SMALL_ROWS, SMALL_SCRATCH_LEN};
+pub use lookup::{MAX_FN_ROWS, PROBE_MEMO, SCRATCH_LEN, SMALL_ROWS, SMALL_SCRATCH_LEN};
 pub use scan::{count_fdes, synth_hdr, SYNTH_HEAD_LEN};
 
 // The rest of the API: what callers may name (the types of the results)
@@ -84,4 +84,4 @@ pub use compile::{Stats, MAX_PLT_BLOCKS, MAX_PLT_BLOCKS_TOTAL, WORK_BASE, WORK_P
 #[cfg(test)]
 pub use hdr::HdrInfo;
 #[cfg(test)]
-pub use lookup::{MAX_PROBES, MAX_STEPS};
+pub use lookup::{BLOCK_ENTRIES, MAX_PROBES, MAX_STEPS};
