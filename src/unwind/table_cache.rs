@@ -45,6 +45,8 @@ use crate::sys::stats::{self, Stat};
 
 /// The most entries kept, whatever the cap: lookups scan the table.
 const MAX_ENTRIES: usize = 4096;
+/// The entries one pass of [`Cache::trim`] finds to evict.
+const TRIM_BATCH: usize = 32;
 /// What an entry costs besides its section: the entry, its reference
 /// count and allocation slack, counted so that negative entries are not
 /// free and the cap bounds their number too.
@@ -322,17 +324,50 @@ impl Cache {
     }
 
     /// Evicts the least recently used entries until `more` bytes fit
-    /// under `cap`; returns a slot it freed.
+    /// under `cap`; returns a slot it freed.  Each pass over the slots
+    /// finds the [`TRIM_BATCH`] oldest entries: k evictions cost
+    /// k / 32 + 1 passes of at most `MAX_ENTRIES` slots, not k passes.
     fn trim(&mut self, cap: usize, more: usize) -> Option<usize> {
         let mut free = None;
-        while self.bytes + more > cap {
-            let Some(i) = self.oldest() else { break };
-            self.remove(i);
-            free = free.or(Some(i));
-            stats::inc(Stat::TableEvictions);
+        'passes: while self.bytes + more > cap {
+            let (batch, n) = self.oldest_batch();
+            if n == 0 {
+                break;
+            }
+            for &(_, i) in batch.iter().take(n) {
+                if self.bytes + more <= cap {
+                    break 'passes;
+                }
+                self.remove(i);
+                free = free.or(Some(i));
+                stats::inc(Stat::TableEvictions);
+            }
         }
         stats::set(Stat::TableCacheBytes, self.bytes as u64);
         free
+    }
+
+    /// The [`TRIM_BATCH`] least recently used entries, oldest first:
+    /// (last use, slot), and how many there are.
+    fn oldest_batch(&self) -> ([(u64, usize); TRIM_BATCH], usize) {
+        let mut b = [(0u64, 0usize); TRIM_BATCH];
+        let mut n = 0;
+        for (i, e) in self.slots.iter().enumerate() {
+            let Some(e) = e else { continue };
+            let t = e.last_used.load(Ordering::Relaxed);
+            // Insertion into the sorted batch, dropping its newest.
+            let mut k = n.min(TRIM_BATCH - 1);
+            if n == TRIM_BATCH && b[k].0 <= t {
+                continue;
+            }
+            while k > 0 && b[k - 1].0 > t {
+                b[k] = b[k - 1];
+                k -= 1;
+            }
+            b[k] = (t, i);
+            n = (n + 1).min(TRIM_BATCH);
+        }
+        (b, n)
     }
 
     /// The least recently used entry's slot.
