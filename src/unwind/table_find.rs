@@ -46,7 +46,7 @@ use super::regs::UserRegs;
 use super::table::{row_hash, Common, Row, RowSlot, ROW_SLOTS};
 use super::table::{SLOT_FALLBACK, SLOT_OUTERMOST, SLOT_STARTS};
 use super::table_cache::{self as cache, Entry, Kind, Tables};
-use super::table_fns::Functions;
+use super::table_fns::{Functions, Rules};
 use super::table_read::{entry_of, read_function, FileRef};
 use crate::sys::context;
 use crate::sys::stats::{self, Stat};
@@ -539,10 +539,11 @@ impl<'a> Memo<'a> {
                 read_function(pc, m.entry.as_deref()?, tables, fns, link)?
             }
         };
-        let Some(row) = row else {
-            return Some((None, starts));
+        let (row, common) = match row {
+            Rules::None => return Some((None, starts)),
+            Rules::Common(c) => (None, Some(c)),
+            Rules::Row(row) => (Some(row), Common::of(&row)),
         };
-        let common = Common::of(&row);
         if let Some(c) = common {
             self.remember(
                 topmost,
@@ -555,7 +556,12 @@ impl<'a> Memo<'a> {
                 },
             );
         }
-        Some((Some(Found::new(row, common, Kind::EhFrame)), starts))
+        let found = match (common, row) {
+            (Some(c), _) => Found::Common(c, Kind::EhFrame),
+            (None, Some(row)) => Found::Row(row, Kind::EhFrame),
+            (None, None) => return Some((None, starts)),
+        };
+        Some((Some(found), starts))
     }
 
     /// The row of the topmost frame, at `ip`: that of `ip` itself (a

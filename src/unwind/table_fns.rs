@@ -39,6 +39,18 @@ pub(crate) const ROW_BYTES: usize = 512 << 10;
 /// What a function costs besides its rows: its slot and allocation slack.
 const FN_OVERHEAD: usize = 64;
 
+/// The rules a file's functions give for a PC.
+#[derive(Clone, Copy)]
+pub(crate) enum Rules {
+    /// None there: frame pointers decide.
+    None,
+    /// A row of the common form, as kept (a walk's row memo keeps it as
+    /// is, with no `Row` made and packed again).
+    Common(Common),
+    /// Any other row.
+    Row(Row),
+}
+
 /// A kept row: from `off` bytes into the function, the rules `rule`: a
 /// row of the common form packed (`COMMON_VALID` set: 8 bytes for nearly
 /// every row), else the index of the whole row in [`Function::others`].
@@ -90,27 +102,32 @@ impl Function {
     }
 
     /// The rules at `pc` and whether they change there.
-    fn row(&self, pc: u64) -> (Option<Row>, bool) {
+    fn row(&self, pc: u64) -> (Rules, bool) {
         let Some(off) = pc
             .checked_sub(self.start)
             .and_then(|o| u32::try_from(o).ok())
         else {
-            return (None, false);
+            return (Rules::None, false);
         };
         let Some(k) = self.rows.partition_point(|k| k.off <= off).checked_sub(1) else {
-            return (None, false);
+            return (Rules::None, false);
         };
         let Some(&Kept { off: at, rule }) = self.rows.get(k) else {
-            return (None, false);
+            return (Rules::None, false);
         };
         if rule & COMMON_VALID != 0 {
-            let row = Common::unpack(rule).map(|(c, _)| c.row());
-            return (row, at == off);
+            let c = Common::unpack(rule).map_or(Rules::None, |(c, _)| Rules::Common(c));
+            return (c, at == off);
         }
-        self.others
+        match self
+            .others
             .get(rule as usize)
             .and_then(|r| row_at(core::slice::from_ref(r), self.start, pc))
-            .unwrap_or((None, false))
+        {
+            Some((Some(row), starts)) => (Rules::Row(row), starts),
+            Some((None, starts)) => (Rules::None, starts),
+            None => (Rules::None, false),
+        }
     }
 }
 
@@ -271,7 +288,7 @@ impl Functions {
     /// The rules at `pc` (link-time) and whether they change there, if
     /// the function at `pc` was looked up: `Some(None)` where it has no
     /// rules for `pc`; `None` if no function kept covers `pc`.
-    pub(crate) fn row(&self, pc: u64) -> Option<(Option<Row>, bool)> {
+    pub(crate) fn row(&self, pc: u64) -> Option<(Rules, bool)> {
         let mut s = self.set.lock();
         let pos = s.at_or_below(pc)?;
         s.clock += 1;
@@ -300,7 +317,7 @@ impl Functions {
         rows: &[FnRow],
         pc: u64,
         budget: usize,
-    ) -> Result<((Option<Row>, bool), usize)> {
+    ) -> Result<((Rules, bool), usize)> {
         self.grow()?;
         let mut f = Function::new(start, end, rows)?;
         let found = f.row(pc);

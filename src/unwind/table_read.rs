@@ -27,9 +27,9 @@ use super::ehframe::{self, FnRow, Index, LookupError};
 use super::elf::{self, Ehdr, Phdr, Segments, EHDR_LEN, MAX_SHSTRTAB};
 use super::ffi::{self, FileId, VmaInfo};
 use super::sframe::{self, HEADER_LEN};
-use super::table::{Builder, Row};
+use super::table::Builder;
 use super::table_cache::{self as cache, Compiled, Entry, Kind, Store, Tables};
-use super::table_fns::Functions;
+use super::table_fns::{Functions, Rules};
 use crate::sys::stats::{self, Stat};
 
 /// The largest section read, whatever the cap (clang's are ~9 MiB).
@@ -476,7 +476,7 @@ pub(crate) fn read_function(
     tables: &Tables,
     fns: &Functions,
     link: u64,
-) -> Option<(Option<Row>, bool)> {
+) -> Option<(Rules, bool)> {
     // One reader per file: threads that miss the same function wait for
     // the first and find its rows, never read N copies; misses of other
     // functions of the file wait one bounded lookup each.
