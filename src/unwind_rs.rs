@@ -38,9 +38,18 @@ struct UnwindDeferred {
     _sframe: unwind::TableCache,
 }
 
+impl Drop for UnwindDeferred {
+    fn drop(&mut self) {
+        // Test builds: stay GOING a while, every hook still in place, so a
+        // test sees what perf's requests get then (before the fields go).
+        #[cfg(unwind_inject)]
+        deferred::inject::going_delay();
+    }
+}
+
 impl kernel::Module for UnwindDeferred {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let debugfs = sys::stats::Debugfs::new(deferred::pending_unqueued);
+        let debugfs = sys::stats::Debugfs::new(deferred::pending_unqueued)?;
         sys::context::cookie_seed();
         let hooks = api::hooks::Registration::new()?;
         let perf = api::perf::Registration::new()?;

@@ -6,17 +6,19 @@
 //! module: it asks through the hook table's `perf_request`, which requests
 //! this module's own works for it, and gets the stack back through
 //! `perf_callchain_deferred()`, which writes `PERF_RECORD_CALLCHAIN_DEFERRED`
-//! (kernel patch 0005).  While the work is not registered (before load,
-//! during unload) requests fail and perf walks the user stack synchronously.
-//! The work does not pin the module: unloading cancels it first, so open
-//! sessions fall back to synchronous callchains; only the samples of the
-//! kernel entries in flight at that moment get no user part.
+//! (kernel patch 0005).  Before load, and from the moment `rmmod` makes the
+//! module GOING (before its exit runs), requests fail and perf walks the
+//! user stack synchronously.  The work does not pin the module: unloading
+//! cancels it first, so open sessions fall back to synchronous callchains;
+//! only the samples of the kernel entries in flight at that moment get no
+//! user part.
 
 use core::cell::UnsafeCell;
 use kernel::ffi::{c_int, c_uint};
 use kernel::prelude::*;
 
 use crate::deferred::{self, Pin, UnwindWork};
+use crate::sys::context;
 use crate::unwind::UnwindStacktrace;
 
 extern "C" {
@@ -63,6 +65,13 @@ pub(super) unsafe extern "C" fn request(cookie: *mut u64) -> c_int {
     let Some(cookie) = (unsafe { cookie.as_mut() }) else {
         return EINVAL.to_errno();
     };
+    // Once rmmod has begun, the kernel's task work can no longer pin the
+    // module and drops what it finds: refused here, the sample is walked
+    // synchronously instead of losing its user part.
+    if !context::module_live() {
+        *cookie = 0;
+        return ENODEV.to_errno();
+    }
     for w in &WORKS {
         // SAFETY: `WORKS` is static.
         match unsafe { deferred::request(w.0.get(), cookie) } {

@@ -8,5 +8,6 @@
 
 void unwind_rs_inject_set(void (*fn)(int step));
 void unwind_rs_inject_fail_queue(void);
+void unwind_rs_inject_going_delay(void);
 
 #endif /* _UNWIND_RS_INJECT_H */

@@ -38,6 +38,17 @@ pub(crate) extern "C" fn unwind_rs_inject_set(f: Option<InjectFn>) {
     HOOK.store(p, Ordering::Release);
 }
 
+extern "C" {
+    fn unwind_rs_inject_going_delay();
+}
+
+/// At the start of the module's exit: sleeps for the `inject_going_ms`
+/// parameter (`inject.c`), the module GOING with every hook in place.
+pub(crate) fn going_delay() {
+    // SAFETY: Sleeps; called from the module's exit, which may.
+    unsafe { unwind_rs_inject_going_delay() };
+}
+
 static FAIL_QUEUE: AtomicBool = AtomicBool::new(false);
 
 /// True once after `unwind_rs_inject_fail_queue()`.

@@ -23,7 +23,7 @@ use protocol::{Step, RESERVED_BITS, RESERVED_MASK};
 mod cookie;
 mod hook;
 #[cfg(unwind_inject)]
-mod inject;
+pub(crate) mod inject;
 mod unload;
 // Plain `pub` items: the same file is a module of the host test crate.
 #[allow(unreachable_pub)]

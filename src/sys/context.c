@@ -9,6 +9,7 @@
 #include <linux/irqflags.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/oom.h>
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
@@ -96,6 +97,16 @@ bool unwind_rs_can_fault(void)
 bool unwind_rs_dying(void)
 {
 	return fatal_signal_pending(current) || tsk_is_oom_victim(current);
+}
+
+/*
+ * False from the moment rmmod makes this module GOING, before its exit
+ * runs: the kernel's task work can no longer pin it (unwind_hooks_get()),
+ * so a request taken from then on would be dropped with its sample.
+ */
+bool unwind_rs_module_live(void)
+{
+	return module_is_live(THIS_MODULE);
 }
 
 bool unwind_rs_in_nmi(void)

@@ -21,6 +21,7 @@ extern "C" {
     /// Whether the current context may take page faults.
     fn unwind_rs_can_fault() -> bool;
     fn unwind_rs_dying() -> bool;
+    fn unwind_rs_module_live() -> bool;
     fn unwind_rs_in_nmi() -> bool;
     fn unwind_rs_in_hardirq() -> bool;
     fn unwind_rs_irqs_disabled() -> bool;
@@ -194,6 +195,13 @@ pub(crate) fn dying() -> bool {
 }
 
 /// Whether the current context is an NMI.
+/// False once `rmmod` has begun to unload this module (it is GOING), even
+/// before its exit runs.
+pub(crate) fn module_live() -> bool {
+    // SAFETY: Reads this module's state; any context.
+    unsafe { unwind_rs_module_live() }
+}
+
 pub(crate) fn in_nmi() -> bool {
     // SAFETY: Only reads the preempt count.
     unsafe { unwind_rs_in_nmi() }

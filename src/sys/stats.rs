@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Event counters, shown read-only in `/sys/kernel/debug/unwind_deferred/`.
+//! Event counters (per CPU) and gauges, shown read-only in
+//! `/sys/kernel/debug/unwind_deferred/`.
 //!
 //! They let the tests see that each kernel hook fired and how many walks a
 //! set of requests cost.
@@ -11,22 +12,25 @@ use kernel::ffi::{c_char, c_uint};
 use kernel::prelude::*;
 
 extern "C" {
-    /// The counters' directory: one `u64` file per name, and
-    /// `pending_unqueued`, whose reads call `pending_unqueued`.
-    fn unwind_rs_debugfs_create(
-        names: *const *const c_char,
-        values: *mut u64,
-        n: c_uint,
-        pending_unqueued: unsafe extern "C" fn() -> u64,
-    );
+    /// Adds `v` to this CPU's copy of event `i` (any context).
+    fn unwind_rs_event_add(i: c_uint, v: u64);
+    /// How many events the per-CPU array holds.
+    fn unwind_rs_events_max() -> c_uint;
+    /// The directory, with `pending_unqueued`, whose reads call
+    /// `pending_unqueued`.
+    fn unwind_rs_debugfs_create(pending_unqueued: unsafe extern "C" fn() -> u64);
+    /// A file `name` that reads event `i`.
+    fn unwind_rs_debugfs_event(name: *const c_char, i: c_uint);
+    /// A file `name` that reads the gauge at `value`.
+    fn unwind_rs_debugfs_gauge(name: *const c_char, value: *mut u64);
     fn unwind_rs_debugfs_remove();
-    /// One more `u64` file in the counters' directory, for `value`.
-    fn unwind_rs_debugfs_alias(name: *const c_char, value: *mut u64);
 }
 
-/// Declares `Stat` and the debugfs name of each of its events, in step.
+/// Declares `Stat` (events, counted per CPU) and `Gauge` (current sizes,
+/// one shared value each) with the debugfs name of each, in step.
 macro_rules! stats {
-    ($($stat:ident => $name:literal,)*) => {
+    (events { $($stat:ident => $name:literal,)* }
+     gauges { $($gauge:ident => $gname:literal,)* }) => {
         /// One counter per event.
         #[derive(Clone, Copy)]
         #[repr(usize)]
@@ -35,77 +39,98 @@ macro_rules! stats {
         }
 
         const NAMES: &[&CStr] = &[$(c_str!($name),)*];
+
+        /// One value per gauge.
+        #[derive(Clone, Copy)]
+        #[repr(usize)]
+        pub(crate) enum Gauge {
+            $($gauge,)*
+        }
+
+        const GAUGE_NAMES: &[&CStr] = &[$(c_str!($gname),)*];
     };
 }
 
 stats! {
-    Fork => "fork",
-    Exit => "exit",
-    Free => "free",
-    ExitToUser => "exit_to_user",
-    TaskWork => "task_work",
-    Walks => "walks",
-    CacheHits => "cache_hits",
-    CacheAllocs => "cache_allocs",
-    CacheFrees => "cache_frees",
-    Requests => "requests",
-    Queued => "queued",
-    Callbacks => "callbacks",
-    Exec => "exec",
-    SframeFrames => "sframe_frames",
-    TableHits => "table_hits",
-    SframeReads => "sframe_reads",
-    SframeSections => "sframe_sections",
-    SframeRejects => "sframe_rejects",
-    TableEvictions => "table_evictions",
-    TableCacheBytes => "table_cache_bytes",
-    EhframeFrames => "ehframe_frames",
-    EhframeReads => "ehframe_reads",
-    EhframeSections => "ehframe_sections",
-    EhframeRejects => "ehframe_rejects",
-    EntryFrames => "entry_frames",
-    MapLookups => "map_lookups",
-    TableBytesHeld => "table_bytes_held",
-    TableLockBusy => "table_lock_busy",
-    FnTables => "fn_tables",
-    FnReads => "fn_reads",
-    FnRejects => "fn_rejects",
-    FnEvictions => "fn_evictions",
-    FnWaits => "fn_waits",
+    events {
+        Fork => "fork",
+        Exit => "exit",
+        Free => "free",
+        ExitToUser => "exit_to_user",
+        TaskWork => "task_work",
+        Walks => "walks",
+        CacheHits => "cache_hits",
+        CacheAllocs => "cache_allocs",
+        CacheFrees => "cache_frees",
+        Requests => "requests",
+        Queued => "queued",
+        Callbacks => "callbacks",
+        Exec => "exec",
+        SframeFrames => "sframe_frames",
+        TableHits => "table_hits",
+        SframeReads => "sframe_reads",
+        SframeSections => "sframe_sections",
+        SframeRejects => "sframe_rejects",
+        TableEvictions => "table_evictions",
+        EhframeFrames => "ehframe_frames",
+        EhframeReads => "ehframe_reads",
+        EhframeSections => "ehframe_sections",
+        EhframeRejects => "ehframe_rejects",
+        EntryFrames => "entry_frames",
+        MapLookups => "map_lookups",
+        TableLockBusy => "table_lock_busy",
+        FnTables => "fn_tables",
+        FnReads => "fn_reads",
+        FnRejects => "fn_rejects",
+        FnEvictions => "fn_evictions",
+        FnWaits => "fn_waits",
+    }
+    gauges {
+        TableCacheBytes => "table_cache_bytes",
+        TableBytesHeld => "table_bytes_held",
+    }
 }
 
 const N: usize = NAMES.len();
+const N_GAUGES: usize = GAUGE_NAMES.len();
 
 /// The names these counters had when SFrame was the only format: kept as
 /// second files of the same counters, for scripts that read them.
 const ALIASES: &[(&CStr, Stat)] = &[
     (c_str!("sframe_hits"), Stat::TableHits),
     (c_str!("sframe_evictions"), Stat::TableEvictions),
-    (c_str!("sframe_bytes"), Stat::TableCacheBytes),
 ];
-
-#[allow(clippy::declare_interior_mutable_const)]
-const ZERO: AtomicU64 = AtomicU64::new(0);
-static COUNTERS: [AtomicU64; N] = [ZERO; N];
+const GAUGE_ALIASES: &[(&CStr, Gauge)] = &[(c_str!("sframe_bytes"), Gauge::TableCacheBytes)];
 
 /// Counts one `stat` event.
 pub(crate) fn inc(stat: Stat) {
-    COUNTERS[stat as usize].fetch_add(1, Ordering::Relaxed);
+    add(stat, 1);
 }
 
-/// Sets a gauge (`TableCacheBytes`).
-pub(crate) fn set(stat: Stat, v: u64) {
-    COUNTERS[stat as usize].store(v, Ordering::Relaxed);
-}
-
-/// Adds `v` to a gauge (`TableBytesHeld`).
+/// Counts `v` `stat` events.
 pub(crate) fn add(stat: Stat, v: u64) {
-    COUNTERS[stat as usize].fetch_add(v, Ordering::Relaxed);
+    // SAFETY: `Debugfs::new()`, the module's first step, checked that every
+    // `Stat` has a slot; the helper works in any context.
+    unsafe { unwind_rs_event_add(stat as c_uint, v) };
 }
 
-/// Takes `v` from a gauge that `add()` gave at least as much.
-pub(crate) fn sub(stat: Stat, v: u64) {
-    COUNTERS[stat as usize].fetch_sub(v, Ordering::Relaxed);
+#[allow(clippy::declare_interior_mutable_const)]
+const ZERO: AtomicU64 = AtomicU64::new(0);
+static GAUGES: [AtomicU64; N_GAUGES] = [ZERO; N_GAUGES];
+
+/// Sets a gauge.
+pub(crate) fn set(g: Gauge, v: u64) {
+    GAUGES[g as usize].store(v, Ordering::Relaxed);
+}
+
+/// Adds `v` to a gauge.
+pub(crate) fn grow(g: Gauge, v: u64) {
+    GAUGES[g as usize].fetch_add(v, Ordering::Relaxed);
+}
+
+/// Takes `v` from a gauge that `grow()` gave at least as much.
+pub(crate) fn shrink(g: Gauge, v: u64) {
+    GAUGES[g as usize].fetch_sub(v, Ordering::Relaxed);
 }
 
 /// The debugfs directory with one file per counter.  Debugfs failures are
@@ -116,34 +141,33 @@ pub(crate) struct Debugfs;
 impl Debugfs {
     /// The counters, and `pending_unqueued`, whose reads call
     /// `pending_unqueued` (given from above: this layer knows no tasks).
-    pub(crate) fn new(pending_unqueued: extern "C" fn() -> u64) -> Self {
-        let mut names = [core::ptr::null::<c_char>(); N];
-        for (n, name) in names.iter_mut().zip(NAMES.iter()) {
-            *n = name.as_char_ptr();
+    /// Fails if the per-CPU array has fewer slots than `Stat` has events
+    /// (`UNWIND_RS_EVENTS_MAX` in `sys.h`).
+    pub(crate) fn new(pending_unqueued: extern "C" fn() -> u64) -> Result<Self> {
+        // SAFETY: A constant's getter.
+        if N > unsafe { unwind_rs_events_max() } as usize {
+            pr_err!("{} counters, more than UNWIND_RS_EVENTS_MAX\n", N);
+            return Err(EINVAL);
         }
-        // SAFETY: `names` holds `N` NUL-terminated static strings, which
-        // debugfs copies; `COUNTERS` is static and has the layout of `u64`s,
-        // which debugfs only reads; `pending_unqueued` is a function of this
-        // module, whose file `Drop` removes (waiting for readers) before the
-        // module's code goes.
-        unsafe {
-            unwind_rs_debugfs_create(
-                names.as_ptr(),
-                COUNTERS.as_ptr().cast_mut().cast(),
-                N as u32,
-                pending_unqueued,
-            )
-        };
-        for (name, stat) in ALIASES {
-            // SAFETY: As above: a static name, a static counter.
-            unsafe {
-                unwind_rs_debugfs_alias(
-                    name.as_char_ptr(),
-                    COUNTERS[*stat as usize].as_ptr().cast(),
-                )
-            };
+        // SAFETY: `pending_unqueued` is a function of this module, whose
+        // file `Drop` removes (waiting for readers) before the module's code
+        // goes.
+        unsafe { unwind_rs_debugfs_create(pending_unqueued) };
+        let events = NAMES.iter().enumerate().map(|(i, n)| (*n, i));
+        let aliases = ALIASES.iter().map(|(n, s)| (*n, *s as usize));
+        for (name, i) in Iterator::chain(events, aliases) {
+            // SAFETY: `name` is a static NUL-terminated string, which
+            // debugfs copies; `i` is below `N`, checked above.
+            unsafe { unwind_rs_debugfs_event(name.as_char_ptr(), i as c_uint) };
         }
-        Self
+        let gauges = GAUGE_NAMES.iter().enumerate().map(|(i, n)| (*n, i));
+        let aliases = GAUGE_ALIASES.iter().map(|(n, g)| (*n, *g as usize));
+        for (name, i) in Iterator::chain(gauges, aliases) {
+            // SAFETY: A static name, as above; `GAUGES` is static and has
+            // the layout of `u64`s, which debugfs only reads.
+            unsafe { unwind_rs_debugfs_gauge(name.as_char_ptr(), GAUGES[i].as_ptr()) };
+        }
+        Ok(Self)
     }
 }
 

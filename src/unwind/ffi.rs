@@ -52,6 +52,15 @@ extern "C" {
     pub(crate) fn unwind_rs_vma_file(ip: c_ulong, v: *mut VmaInfo, trylock: bool) -> *mut c_void;
     /// The identity of `file`'s current version.
     pub(crate) fn unwind_rs_file_id(file: *mut c_void, id: *mut FileId);
+    /// Up to `len` bytes of `file` at `pos` into `buf`, from the page
+    /// cache (no atime, no fsnotify event): the bytes read, 0 at the end
+    /// of the file, or a negative errno.
+    pub(crate) fn unwind_rs_file_read(
+        file: *mut c_void,
+        buf: *mut c_void,
+        len: usize,
+        pos: i64,
+    ) -> isize;
     /// Current's address space and the version of its mappings; false
     /// while they are being changed (or cannot be versioned).
     pub(crate) fn unwind_rs_mm_key(k: *mut MmKey) -> bool;

@@ -41,7 +41,7 @@ use super::elf::Segments;
 use super::ffi::{self, FileId};
 use super::table::{BuildError, Row, Storage, Table, DEDUP_SLOTS};
 use super::table_fns::Functions;
-use crate::sys::stats::{self, Stat};
+use crate::sys::stats::{self, Gauge, Stat};
 
 /// The most entries kept, whatever the cap: lookups scan the table.
 const MAX_ENTRIES: usize = 4096;
@@ -236,7 +236,7 @@ impl Tables {
 
 impl Drop for Tables {
     fn drop(&mut self) {
-        stats::sub(Stat::TableBytesHeld, self.bytes() as u64);
+        stats::shrink(Gauge::TableBytesHeld, self.bytes() as u64);
     }
 }
 
@@ -271,7 +271,7 @@ impl Entry {
                 let bytes = t.held();
                 let t = Arc::new(t, GFP_KERNEL_ACCOUNT)?;
                 // Functions count their own (`table_fns.rs`).
-                stats::add(Stat::TableBytesHeld, t.bytes() as u64);
+                stats::grow(Gauge::TableBytesHeld, t.bytes() as u64);
                 (Some(t), bytes)
             }
             None => (None, 0),
@@ -343,7 +343,7 @@ impl Cache {
                 stats::inc(Stat::TableEvictions);
             }
         }
-        stats::set(Stat::TableCacheBytes, self.bytes as u64);
+        stats::set(Gauge::TableCacheBytes, self.bytes as u64);
         free
     }
 
@@ -514,7 +514,7 @@ pub(crate) fn insert(entry: &Arc<Entry>) -> Option<Arc<Entry>> {
         }
     }
     c.bytes += cost;
-    stats::set(Stat::TableCacheBytes, c.bytes as u64);
+    stats::set(Gauge::TableCacheBytes, c.bytes as u64);
     None
 }
 
@@ -553,5 +553,5 @@ pub(crate) fn clear() {
     }
     c.slots = KVec::new();
     c.bytes = 0;
-    stats::set(Stat::TableCacheBytes, 0);
+    stats::set(Gauge::TableCacheBytes, 0);
 }

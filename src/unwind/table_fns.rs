@@ -28,7 +28,7 @@ use kernel::{new_mutex, new_spinlock, pin_init};
 
 use super::ehframe::{row_at, FnRow, Index, PROBE_MEMO};
 use super::table::{Common, Row, COMMON_VALID};
-use crate::sys::stats::{self, Stat};
+use crate::sys::stats::{self, Gauge};
 
 /// The most functions kept per file.
 pub(crate) const MAX_FNS: usize = 4096;
@@ -232,7 +232,7 @@ impl Functions {
             }),
             GFP_KERNEL_ACCOUNT,
         )?;
-        stats::add(Stat::TableBytesHeld, held as u64);
+        stats::grow(Gauge::TableBytesHeld, held as u64);
         Ok(f)
     }
 
@@ -246,9 +246,9 @@ impl Functions {
         let (old, new) = (self.held(), s.held());
         self.held.store(new, Ordering::Relaxed);
         if new >= old {
-            stats::add(Stat::TableBytesHeld, (new - old) as u64);
+            stats::grow(Gauge::TableBytesHeld, (new - old) as u64);
         } else {
-            stats::sub(Stat::TableBytesHeld, (old - new) as u64);
+            stats::shrink(Gauge::TableBytesHeld, (old - new) as u64);
         }
     }
 
@@ -390,7 +390,7 @@ impl Functions {
 #[pinned_drop]
 impl PinnedDrop for Functions {
     fn drop(self: Pin<&mut Self>) {
-        stats::sub(Stat::TableBytesHeld, self.held() as u64);
+        stats::shrink(Gauge::TableBytesHeld, self.held() as u64);
     }
 }
 

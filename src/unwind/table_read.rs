@@ -86,19 +86,17 @@ impl FileRef {
         while done < buf.len() {
             let rest = &mut buf[done..];
             // SAFETY: We hold a reference to the file; `rest` is writable
-            // for its length; `kernel_read()` advances `pos`.
+            // for its length.
             let n = unsafe {
-                bindings::kernel_read(
-                    self.0.cast(),
-                    rest.as_mut_ptr().cast(),
-                    rest.len(),
-                    &mut pos,
-                )
+                ffi::unwind_rs_file_read(self.0, rest.as_mut_ptr().cast(), rest.len(), pos)
             };
             match n {
                 0 => break,
                 n if n < 0 => return Err(Error::from_errno(n as i32)),
-                n => done += n as usize,
+                n => {
+                    done += n as usize;
+                    pos += n as i64;
+                }
             }
         }
         Ok(done)

@@ -3,17 +3,20 @@
  * The system side of the unwind tables (src/unwind/table_find.rs,
  * table_read.rs, table_cache.rs): where a walk starts and whether it may
  * use tables, which mapping and file holds an IP, a file version's
- * identity, the version of an address space's mappings, and the table
- * cache's lock and size.
+ * identity and its bytes (from the page cache), the version of an
+ * address space's mappings, and the table cache's lock and size.
  */
 #include <linux/fs.h>
+#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/pagemap.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/shmem_fs.h>
 
 #include "../sys/sys.h"
 #include "unwind.h"
@@ -166,6 +169,61 @@ void unwind_rs_file_id(struct file *file, struct unwind_rs_file_id *id)
 	id->mtime_nsec = m.tv_nsec;
 	id->generation = inode->i_generation;
 	id->pad = 0;
+}
+
+/*
+ * Up to @len bytes of @file at @pos into @buf, from the page cache (pages
+ * missing are read in, with readahead), the way uprobes read a probed
+ * instruction: not through vfs_read(), so the sampled task's table read
+ * updates no atime and raises no fsnotify event (a FAN_ACCESS_PERM
+ * listener could otherwise hold it).  Stops at the file's size.  Mappings
+ * without a page cache to read (DAX, a filesystem with no read_folio and
+ * not tmpfs) are read with kernel_read().
+ */
+ssize_t unwind_rs_file_read(struct file *file, void *buf, size_t len, loff_t pos)
+{
+	struct address_space *mapping = file->f_mapping;
+	bool shmem = shmem_mapping(mapping);
+	struct file_ra_state ra;
+	size_t done = 0;
+	loff_t size;
+
+	if (IS_DAX(mapping->host) || (!mapping->a_ops->read_folio && !shmem))
+		return kernel_read(file, buf, len, &pos);
+	size = i_size_read(mapping->host);
+	if (pos < 0 || pos >= size)
+		return 0;
+	len = min_t(loff_t, len, size - pos);
+	file_ra_state_init(&ra, mapping);
+	while (done < len) {
+		loff_t at = pos + done;
+		pgoff_t index = at >> PAGE_SHIFT;
+		struct folio *folio;
+		size_t off, n;
+
+		if (shmem) {
+			folio = shmem_read_folio_gfp(mapping, index,
+						     mapping_gfp_mask(mapping));
+		} else {
+			folio = filemap_get_folio(mapping, index);
+			if (IS_ERR(folio)) {
+				page_cache_sync_readahead(mapping, &ra, file, index,
+							  DIV_ROUND_UP(pos + len, PAGE_SIZE) - index);
+				folio = read_mapping_folio(mapping, index, file);
+			} else if (!folio_test_uptodate(folio)) {
+				folio_put(folio);
+				folio = read_mapping_folio(mapping, index, file);
+			}
+		}
+		if (IS_ERR(folio))
+			return done ? done : PTR_ERR(folio);
+		off = offset_in_folio(folio, at);
+		n = min(len - done, folio_size(folio) - off);
+		memcpy_from_folio(buf + done, folio, off, n);
+		folio_put(folio);
+		done += n;
+	}
+	return done;
 }
 
 /*

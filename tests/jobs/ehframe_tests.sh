@@ -387,7 +387,32 @@ t_tables_capped() {
 	return $r
 }
 
-T_TABLES="t_tables_compiled_whole t_tables_big t_tables_shared_miss t_tables_capped"
+# A table read leaves the file as it was: it goes to the page cache, not
+# through vfs_read(), so it updates no atime (and raises no fsnotify
+# event, on the same path), one function at a time or compiled whole.
+# The library's atime is set far back once it is loaded (relatime then
+# updates it at any read), before the walks read its tables.
+t_tables_no_atime() {
+	eh_need || return 4
+	r=0
+	lib=/tmp/libatime.so
+	cp $EH/libehdl.so $lib || return 1
+	for ck in 0 1048576; do
+		tables_reload table_compile_kb=$ck || return 1
+		EHCHAIN_LOADED="touch -a -d @1000000000 $lib" \
+			$EH/ehchain-dyn dlopen 8 0 $lib || { diag "the chain failed"; r=1; }
+		reads=$(( $(ehs fn_reads) + $(ehs ehframe_reads) ))
+		diag "table_compile_kb=$ck: $reads reads, atime $(stat -c %X $lib)"
+		expect_ge "table reads" $reads 1 || r=1
+		expect_eq "atime" $(stat -c %X $lib) 1000000000 || r=1
+	done
+	rm -f $lib
+	tables_reload || r=1
+	return $r
+}
+
+T_TABLES="t_tables_compiled_whole t_tables_big t_tables_shared_miss t_tables_capped \
+	t_tables_no_atime"
 
 T_EHFRAME="t_ehframe_chain_static t_ehframe_chain_static_nohdr t_ehframe_chain_static_pie t_ehframe_chain_dynamic \
 	t_ehframe_shared_dlopen t_ehframe_cxx t_ehframe_deferred t_ehframe_mixed_fp \

@@ -210,6 +210,36 @@ t_perf_defer_unload() {
 	return $r
 }
 
+# From rmmod's start (the module GOING) to its exit, perf's requests are
+# refused and their samples walked synchronously: the kernel's task work
+# can no longer pin the module and would drop a request taken then, with
+# its sample's user part.  The injection build holds that window open
+# for a second (inject_going_ms), every hook still in place.
+t_perf_defer_going() {
+	perf_ready || return
+	t_clean_slate || return 1
+	insmod $MODDIR/inject/unwind_deferred.ko inject_going_ms=1000 || return 1
+	r=0
+	perf_rec_bg $PD/going.data
+	tries=0
+	until rmmod unwind_deferred 2>/dev/null; do
+		tries=$((tries + 1))
+		[ $tries -lt 100 ] || { diag "rmmod during the session failed 100 times"; r=1; break; }
+		sleep 0.05
+	done
+	wait $pid || r=1
+	set -- $(perf_chains $PD/going.data 16 perf_work64) $(perf_deferred $PD/going.data)
+	diag "going: $1 samples, $3 of $2 leafy complete, $8 records, $9 deferred samples, $4 unmerged"
+	expect_ge "deferred records before the unload" $8 1 || r=1
+	expect_eq "complete stacks" $3 $2 || r=1
+	expect_ge "leafy samples" $2 20 || r=1
+	# A second of samples while GOING: none may be queued and dropped.
+	expect_ge "unmerged samples <= 2" 2 $4 || r=1
+	t_loaded || r=1
+	rm -f $PD/*.data
+	return $r
+}
+
 # Threads that exit right after their work: their last samples' records
 # are written by the exit hook, before perf detaches the task's events.
 t_perf_defer_exiting_threads() {
@@ -399,4 +429,4 @@ t_perf_shell_record_fp_defer() {
 T_PERF="t_perf_defer64 t_perf_defer32 t_perf_shell_record_fp_defer t_perf_defer_exiting_threads \
 	t_perf_defer_system_wide t_perf_defer_max_stack t_perf_defer_uretprobe \
 	t_fuzz_perf_attrs t_trace_cmd_events t_perf_defer_without_module t_perf_defer_unload \
-	t_perf_defer_module_loaded_during"
+	t_perf_defer_going t_perf_defer_module_loaded_during"

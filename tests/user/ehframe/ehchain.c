@@ -242,6 +242,11 @@ int main(int argc, char **argv)
 				return UT_FAIL;
 			}
 			ut_diag("%s: ehlib_chain at %p", argv[i], lib_chain);
+			/* A test's command between the load and the walks. */
+			if (getenv("EHCHAIN_LOADED") && system(getenv("EHCHAIN_LOADED"))) {
+				ut_diag("EHCHAIN_LOADED failed");
+				return UT_FAIL;
+			}
 			if (run_one(depth, mode, "exact", 1))
 				r = UT_FAIL;
 			dlclose(h);
