@@ -36,6 +36,8 @@ extern "C" {
     pub(crate) fn unwind_rs_table_cache_kb() -> c_uint;
     /// The `table_compile_kb` module parameter.
     pub(crate) fn unwind_rs_table_compile_kb() -> c_uint;
+    /// The `sframe_compile_kb` module parameter.
+    pub(crate) fn unwind_rs_sframe_compile_kb() -> c_uint;
     /// Lets other tasks run (`cond_resched()`); false once current is
     /// being killed.  Task context that may sleep.
     pub(crate) fn unwind_rs_table_read_keep_going() -> bool;

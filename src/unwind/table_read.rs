@@ -221,6 +221,12 @@ fn compile_limit() -> u64 {
     (unsafe { ffi::unwind_rs_table_compile_kb() } as u64).saturating_mul(1024)
 }
 
+/// The `sframe_compile_kb` parameter in bytes.
+fn sframe_limit() -> u64 {
+    // SAFETY: Reads a module parameter.
+    (unsafe { ffi::unwind_rs_sframe_compile_kb() } as u64).saturating_mul(1024)
+}
+
 /// Reads `.eh_frame_hdr` (`p`) and `.eh_frame`, and compiles them; or,
 /// if what would be read of `.eh_frame` is over `table_compile_kb`, only
 /// the header's fixed part: its functions are then read one at a time.
@@ -310,7 +316,10 @@ fn read_eh(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Result
 }
 
 /// The tables of `file`: SFrame, with `.eh_frame` for what SFrame does
-/// not describe; else `.eh_frame` alone.
+/// not describe; else `.eh_frame` alone.  SFrame is compiled whole, so a
+/// section over `sframe_compile_kb` in a file with `.eh_frame_hdr` is
+/// left for `.eh_frame`, looked up one function at a time: no file is
+/// compiled whole for being large when a sorted index is at hand.
 #[inline(never)]
 fn read_tables(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Result<Tables, Miss> {
     let tables = |table, eh: Option<EhTable>| -> core::result::Result<Tables, Miss> {
@@ -325,7 +334,10 @@ fn read_tables(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Re
             fns,
         })
     };
-    if let Some(p) = segs.sframe {
+    let sframe = segs
+        .sframe
+        .filter(|p| segs.eh_frame_hdr.is_none() || p.filesz <= sframe_limit());
+    if let Some(p) = sframe {
         match read_sframe(file, p) {
             Ok(sf) => {
                 let eh = match read_eh(file, ehdr, segs) {

@@ -50,6 +50,20 @@ unsigned int unwind_rs_table_compile_kb(void)
 }
 
 /*
+ * SFrame is compiled whole; a larger section, in a file that also has
+ * .eh_frame_hdr, is left for .eh_frame, looked up one function at a time.
+ */
+static unsigned int sframe_compile_kb = 1024;
+module_param(sframe_compile_kb, uint, 0644);
+MODULE_PARM_DESC(sframe_compile_kb,
+		 "largest SFrame section compiled in KiB; a larger one is left for .eh_frame by function, if the file has .eh_frame_hdr (default 1024)");
+
+unsigned int unwind_rs_sframe_compile_kb(void)
+{
+	return READ_ONCE(sframe_compile_kb);
+}
+
+/*
  * Everything a walk of current's user stack starts from, in one call
  * (each would be a call of its own from Rust): false without user
  * registers (@c untouched).  Tables need the cache on, and faults

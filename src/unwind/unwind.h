@@ -84,6 +84,7 @@ int unwind_rs_fp_frames(struct unwind_rs_fp_walk *w);
 bool unwind_rs_walk_ctx(struct unwind_rs_walk_ctx *c);
 unsigned int unwind_rs_table_cache_kb(void);
 unsigned int unwind_rs_table_compile_kb(void);
+unsigned int unwind_rs_sframe_compile_kb(void);
 bool unwind_rs_table_read_keep_going(void);
 void unwind_rs_table_cache_lock(void);
 bool unwind_rs_table_cache_trylock(void);

@@ -411,8 +411,32 @@ t_tables_no_atime() {
 	return $r
 }
 
+# An SFrame section over sframe_compile_kb (0 here: every one) in a file
+# with .eh_frame_hdr is not compiled: the file's .eh_frame is looked up
+# one function at a time instead, and the chains stay exact; a static
+# program without the header keeps its SFrame.
+t_tables_sframe_large() {
+	[ -x /sframe/v2/sfchain-dyn ] || { diag "SKIP: no /sframe/v2"; return 4; }
+	r=0
+	tables_reload sframe_compile_kb=0 || return 1
+	for m in 0 2; do
+		/sframe/v2/sfchain-dyn chain 64 $m || { diag "sfchain-dyn chain 64 mode $m failed"; r=1; }
+	done
+	diag "dynamic: sframe_reads $(ehs sframe_reads), sframe_frames $(ehs sframe_frames)," \
+		"fn_tables $(ehs fn_tables), fn_reads $(ehs fn_reads), ehframe_frames $(ehs ehframe_frames)"
+	expect_eq "SFrame sections read" $(ehs sframe_reads) 0 || r=1
+	expect_ge "files by function" $(ehs fn_tables) 1 || r=1
+	expect_ge ".eh_frame frames" $(ehs ehframe_frames) 64 || r=1
+	/sframe/v2/sfchain-static chain 64 0 || { diag "sfchain-static failed"; r=1; }
+	expect_ge "SFrame sections read (static, no header)" $(ehs sframe_reads) 1 || r=1
+	tables_reload || r=1
+	/sframe/v2/sfchain-dyn chain 64 0 || r=1
+	expect_ge "SFrame sections read (default)" $(ehs sframe_reads) 1 || r=1
+	return $r
+}
+
 T_TABLES="t_tables_compiled_whole t_tables_big t_tables_shared_miss t_tables_capped \
-	t_tables_no_atime"
+	t_tables_no_atime t_tables_sframe_large"
 
 T_EHFRAME="t_ehframe_chain_static t_ehframe_chain_static_nohdr t_ehframe_chain_static_pie t_ehframe_chain_dynamic \
 	t_ehframe_shared_dlopen t_ehframe_cxx t_ehframe_deferred t_ehframe_mixed_fp \
