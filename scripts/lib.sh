@@ -124,7 +124,7 @@ boot_disk() {
 	[ "$(cat "$CACHE/kvm-probe" 2>/dev/null)" = kvm ] && { accel=kvm; cpu=host; }
 	note "booting $disk ($accel) with $release, log in $log"
 	timeout --foreground -k 5 "$timeout" qemu-system-x86_64 \
-		-accel $accel -cpu $cpu -smp 2 -m 1G -nographic -no-reboot -serial mon:stdio \
+		-accel $accel -cpu $cpu -smp 2 -m "${UNWIND_RS_MEM:-1G}" -nographic -no-reboot -serial mon:stdio \
 		-kernel "$dir/vmlinuz-$release" -initrd "$dir/initrd.img-$release" \
 		-drive file="$disk",format=raw,if=virtio \
 		-append "root=/dev/vda rw console=ttyS0 panic=-1 no5lvl loglevel=4 systemd.show_status=0" \

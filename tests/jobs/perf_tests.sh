@@ -345,14 +345,25 @@ t_perf_defer_uretprobe() {
 # buffer record checked; the core is unloaded and loaded again every
 # second under it.  ut.fuzz_seed= and ut.fuzz_events= on the kernel
 # command line replay a run.  Leaves both modules loaded.
+# FUZZ_MODE (ut.fuzz_mode, scripts/soak): "full" (the default), "reloads"
+# (no fuzzer: forks and perf sessions beside the reloads, as long as the
+# fuzzer would run) or "fuzz" (no reloads); any mode but the default also
+# logs the module's .text base at every load, to match a crash address.
+soak_text() {
+	[ -z "${FUZZ_MODE:-}" ] ||
+		diag "soak: load $1 text $(cat /sys/module/unwind_deferred/sections/.text 2>/dev/null)"
+}
 t_fuzz_perf_attrs() {
 	r=0
 	seed=${FUZZ_SEED:-$(date +%s)}
+	mode=${FUZZ_MODE:-full}
 	rm -f /tmp/fuzz.done /tmp/fuzz.reloads
+	soak_text 0
 	(
 		n=0
 		while [ ! -e /tmp/fuzz.done ]; do
 			sleep 1
+			[ $mode = fuzz ] && continue
 			grep -q '^unwind_test ' /proc/modules && rmmod unwind_test
 			i=0
 			until rmmod unwind_deferred 2>/dev/null; do
@@ -360,7 +371,7 @@ t_fuzz_perf_attrs() {
 				[ $i -ge 200 ] && break
 				sleep 0.01
 			done
-			grep -q '^unwind_deferred ' /proc/modules || { load_core && n=$((n + 1)); }
+			grep -q '^unwind_deferred ' /proc/modules || { load_core && n=$((n + 1)) && soak_text $n; }
 			insmod $MODDIR/unwind_test.ko
 		done
 		echo $n >/tmp/fuzz.reloads
@@ -369,12 +380,25 @@ t_fuzz_perf_attrs() {
 	# 100,000 events on the KASAN kernel (CI), 20,000 on the others.
 	events=20000
 	dmesg | grep -q KernelAddressSanitizer && events=100000
-	$BIN/perf_fuzz64 $seed ${FUZZ_EVENTS:-$events} >/tmp/fuzz.out 2>&1 || r=1
+	if [ $mode = reloads ]; then
+		# What the fuzzer's run would take, in perf sessions and forks.
+		end=$(( $(date +%s) + ${FUZZ_EVENTS:-$events} / 200 ))
+		while [ $(date +%s) -lt $end ]; do
+			$PERF record -q -o /tmp/fuzz.data -e cpu-clock -c 500000 --call-graph fp,defer -- \
+				sh -c 'for i in 1 2 3 4 5 6 7 8; do /bin/true; done; '$PW64' 8 mixed 200' \
+				>/dev/null 2>&1 || true
+		done
+		rm -f /tmp/fuzz.data
+		echo "reloads only: perf sessions for $(( ${FUZZ_EVENTS:-$events} / 200 )) s" >/tmp/fuzz.out
+	else
+		$BIN/perf_fuzz64 $seed ${FUZZ_EVENTS:-$events} >/tmp/fuzz.out 2>&1 || r=1
+	fi
 	touch /tmp/fuzz.done
 	wait $lp
 	cat /tmp/fuzz.out
-	diag "seed $seed: the core reloaded $(cat /tmp/fuzz.reloads 2>/dev/null) times under it"
-	expect_ge "reloads under the fuzzer" "$(cat /tmp/fuzz.reloads 2>/dev/null || echo 0)" 1 || r=1
+	diag "seed $seed, mode $mode: the core reloaded $(cat /tmp/fuzz.reloads 2>/dev/null) times under it"
+	[ $mode = fuzz ] ||
+		expect_ge "reloads under the fuzzer" "$(cat /tmp/fuzz.reloads 2>/dev/null || echo 0)" 1 || r=1
 	grep -q '^unwind_deferred ' /proc/modules || load_core || r=1
 	grep -q '^unwind_test ' /proc/modules || insmod $MODDIR/unwind_test.ko || r=1
 	rm -f /tmp/fuzz.done /tmp/fuzz.reloads /tmp/fuzz.out
