@@ -276,6 +276,16 @@ impl Segments {
         Some(bias)
     }
 
+    /// Past the highest byte any `PT_LOAD` maps from the file (by
+    /// link-time address): nothing of the file is read there.
+    pub fn end(&self) -> u64 {
+        self.loads[..self.nloads]
+            .iter()
+            .map(|p| p.vaddr.saturating_add(p.filesz))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Where link-time address `vaddr` is in the file: the file offset
     /// and the number of bytes from there to the end of the `PT_LOAD`
     /// that holds it (`.eh_frame`, which no program header bounds, ends

@@ -5,6 +5,9 @@
 //! each function a walk meets is read from the file through the
 //! header's sorted table ([`ehframe::lookup`]) and its rows kept here, so
 //! memory follows the code that was walked, not the size of the file.
+//! A file without `.eh_frame_hdr` (a static executable) gets a header
+//! made once ([`ehframe::synth_hdr_at`]), kept here and charged with the
+//! rows: 8 bytes a function.
 //!
 //! At most [`MAX_FNS`] functions and [`ROW_BYTES`] bytes of rows per
 //! file, the least recently used going first.  The slot arrays start
@@ -193,11 +196,17 @@ impl Set {
     }
 }
 
+/// A header made for a file that has none: its link-time address (where
+/// the file has nothing) and its bytes.
+pub(crate) type MadeHdr = (u64, KVVec<u8>);
+
 /// The functions of one file looked up so far.
 #[pin_data(PinnedDrop)]
 pub(crate) struct Functions {
     /// Where the file's header table and `.eh_frame` are.
     pub(crate) index: Index,
+    /// The header, if it was made here rather than read from the file.
+    pub(crate) made: Option<MadeHdr>,
     #[pin]
     set: SpinLock<Set>,
     /// Held while a function of the file is read (`read_function()`),
@@ -211,9 +220,10 @@ pub(crate) struct Functions {
 }
 
 impl Functions {
-    /// An empty set for the file whose header is `index`, its first
-    /// slots allocated (charged to the current task's memory cgroup).
-    pub(crate) fn new(index: Index) -> Result<Arc<Self>> {
+    /// An empty set for the file whose header is `index` (`made`, if it
+    /// was made here), its first slots allocated (charged to the current
+    /// task's memory cgroup).
+    pub(crate) fn new(index: Index, made: Option<MadeHdr>) -> Result<Arc<Self>> {
         let slots = free_slots(MIN_FNS)?;
         let order = KVVec::with_capacity(MIN_FNS, GFP_KERNEL_ACCOUNT)?;
         let set = Set {
@@ -222,10 +232,11 @@ impl Functions {
             bytes: 0,
             clock: 0,
         };
-        let held = set.held();
+        let held = set.held() + made.as_ref().map_or(0, |(_, h)| h.capacity());
         let f = Arc::pin_init(
             pin_init!(Self {
                 index,
+                made,
                 set <- new_spinlock!(set, "unwind_rs_fns"),
                 reading <- new_mutex!([None; PROBE_MEMO], "unwind_rs_fns_reading"),
                 held: AtomicUsize::new(held),
@@ -243,7 +254,8 @@ impl Functions {
 
     /// Publishes `Set::held()` after a change (under the lock).
     fn update_held(&self, s: &Set) {
-        let (old, new) = (self.held(), s.held());
+        let made = self.made.as_ref().map_or(0, |(_, h)| h.capacity());
+        let (old, new) = (self.held(), s.held() + made);
         self.held.store(new, Ordering::Relaxed);
         if new >= old {
             stats::grow(Gauge::TableBytesHeld, (new - old) as u64);

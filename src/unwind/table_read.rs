@@ -29,7 +29,7 @@ use super::ffi::{self, FileId, VmaInfo};
 use super::sframe::{self, HEADER_LEN};
 use super::table::Builder;
 use super::table_cache::{self as cache, Compiled, Entry, Kind, Store, Tables};
-use super::table_fns::{Functions, Rules};
+use super::table_fns::{Functions, MadeHdr, Rules};
 use crate::sys::stats::{self, Stat};
 
 /// The largest section read, whatever the cap (clang's are ~9 MiB).
@@ -209,10 +209,11 @@ fn eh_miss(e: ehframe::EhError) -> Miss {
     }
 }
 
-/// A file's `.eh_frame`: compiled whole, or to be looked up by function.
+/// A file's `.eh_frame`: compiled whole, or to be looked up by function
+/// (through a header made here, for a file without one).
 enum EhTable {
     Whole(Compiled),
-    ByFunction(Index),
+    ByFunction(Index, Option<MadeHdr>),
 }
 
 /// The `table_compile_kb` parameter in bytes.
@@ -247,7 +248,7 @@ fn read_ehframe(file: &FileRef, segs: &Segments, p: Phdr) -> core::result::Resul
             .filter(|&(_, a)| a >= p.filesz)
             .ok_or(Miss::Bad)?;
         stats::inc(Stat::FnTables);
-        return Ok(EhTable::ByFunction(index));
+        return Ok(EhTable::ByFunction(index, None));
     }
     let hlen = usize::try_from(p.filesz).map_err(|_| Miss::Bad)?;
     if hlen > MAX_HDR {
@@ -268,9 +269,17 @@ fn read_ehframe(file: &FileRef, segs: &Segments, p: Phdr) -> core::result::Resul
 
 /// `.eh_frame` found by its section header, where no `PT_GNU_EH_FRAME`
 /// says where it is (static executables), and its FDEs indexed into a
-/// header made here ([`ehframe::synth_hdr`]).
+/// header made here ([`ehframe::synth_hdr_at`]): once, in one pass over
+/// the section and a sort, pausing as a compile does.  Over
+/// `table_compile_kb` (by default, always) the header is kept, placed
+/// past everything the file maps, and the functions are looked up
+/// through it; else the section is compiled whole.
 #[inline(never)]
-fn read_ehframe_section(file: &FileRef, ehdr: &Ehdr) -> core::result::Result<Compiled, Miss> {
+fn read_ehframe_section(
+    file: &FileRef,
+    ehdr: &Ehdr,
+    segs: &Segments,
+) -> core::result::Result<EhTable, Miss> {
     if ehdr.shnum == 0 {
         return Err(Miss::None);
     }
@@ -284,14 +293,34 @@ fn read_ehframe_section(file: &FileRef, ehdr: &Ehdr) -> core::result::Result<Com
     }
     let eh = file.read_vec(sh.offset, len)?;
     stats::inc(Stat::EhframeReads);
-    let n = ehframe::count_fdes(&eh, sh.addr);
+    let n = ehframe::count_fdes(&eh, sh.addr, &mut keep_going).ok_or(Miss::Io)?;
     let room = n
         .checked_mul(ehframe::ENTRY_LEN)
         .and_then(|t| t.checked_add(ehframe::SYNTH_HEAD_LEN))
         .filter(|&r| r <= MAX_HDR)
         .ok_or(Miss::Bad)?;
     let mut hdr = KVVec::from_elem(0u8, room, GFP_KERNEL_ACCOUNT).map_err(|_| Miss::Io)?;
-    let hlen = ehframe::synth_hdr(&eh, sh.addr, &mut hdr);
+    // Past the file's last mapped byte: a lookup's reads there are the
+    // header's, the others the file's.  Its offsets are 32-bit: an image
+    // of 2 GiB or more is compiled whole.
+    let at = segs.end().checked_add(15).map(|a| a & !15);
+    let near = at.is_some_and(|a| a.checked_sub(sh.addr).is_some_and(|d| d < 1 << 31));
+    if let Some(at) = at.filter(|_| near && sh.size > compile_limit()) {
+        let hlen = ehframe::synth_hdr_at(&eh, sh.addr, at, &mut hdr, &mut keep_going);
+        if hlen == 0 {
+            return Err(Miss::Io);
+        }
+        // SAFETY: `hlen <= room`, the length (`synth_hdr_at` writes no
+        // more); `u8` needs no drop.
+        unsafe { hdr.set_len(hlen) };
+        let index = Index::parse(&hdr, at, hlen as u64).map_err(|_| Miss::Bad)?;
+        stats::inc(Stat::FnTables);
+        return Ok(EhTable::ByFunction(index, Some((at, hdr))));
+    }
+    let hlen = ehframe::synth_hdr_at(&eh, sh.addr, sh.addr, &mut hdr, &mut keep_going);
+    if hlen == 0 {
+        return Err(Miss::Io);
+    }
     let hdr = hdr.get(..hlen).ok_or(Miss::Bad)?;
     let t = build(Kind::EhFrame, |b| {
         ehframe::compile(hdr, sh.addr, &eh, sh.addr, b, &mut keep_going)
@@ -299,14 +328,14 @@ fn read_ehframe_section(file: &FileRef, ehdr: &Ehdr) -> core::result::Result<Com
             .map_err(eh_miss)
     })?;
     stats::inc(Stat::EhframeSections);
-    Ok(t)
+    Ok(EhTable::Whole(t))
 }
 
 /// The `.eh_frame` table of `file`.
 fn read_eh(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Result<EhTable, Miss> {
     match segs.eh_frame_hdr {
         Some(p) => read_ehframe(file, segs, p),
-        None => read_ehframe_section(file, ehdr).map(EhTable::Whole),
+        None => read_ehframe_section(file, ehdr, segs),
     }
     .inspect_err(|e| {
         if matches!(e, Miss::Bad) {
@@ -325,7 +354,9 @@ fn read_tables(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Re
     let tables = |table, eh: Option<EhTable>| -> core::result::Result<Tables, Miss> {
         let (fallback, fns) = match eh {
             Some(EhTable::Whole(c)) => (Some(c), None),
-            Some(EhTable::ByFunction(i)) => (None, Some(Functions::new(i).map_err(|_| Miss::Io)?)),
+            Some(EhTable::ByFunction(i, made)) => {
+                (None, Some(Functions::new(i, made).map_err(|_| Miss::Io)?))
+            }
             None => (None, None),
         };
         Ok(Tables {
@@ -421,6 +452,9 @@ const _: () = assert!(WINDOW.is_power_of_two());
 struct FileSource<'a> {
     file: &'a FileRef,
     segs: &'a Segments,
+    /// A header made for the file (its address and bytes): reads there
+    /// are answered from it.
+    made: Option<(u64, &'a [u8])>,
     /// The last [`WINDOW`] bytes of the file read: `win[..win_len]` is at
     /// file offset `win_off`.  An FDE's length and then its bytes, and
     /// the last probes of a search, come from one read: with the file's
@@ -433,6 +467,16 @@ struct FileSource<'a> {
 
 impl ehframe::Source for FileSource<'_> {
     fn read(&mut self, addr: u64, buf: &mut [u8]) -> bool {
+        if let Some((at, hdr)) = self.made {
+            if let Some(off) = addr.checked_sub(at).and_then(|o| usize::try_from(o).ok()) {
+                let Some(bytes) = off.checked_add(buf.len()).and_then(|end| hdr.get(off..end))
+                else {
+                    return false;
+                };
+                buf.copy_from_slice(bytes);
+                return true;
+            }
+        }
         let Some((off, avail)) = self.segs.file_range(addr) else {
             return false;
         };
@@ -512,6 +556,7 @@ pub(crate) fn read_function(
     let mut src = FileSource {
         file: &file,
         segs: &entry.segs,
+        made: fns.made.as_ref().map(|(a, h)| (*a, &h[..])),
         win: &mut win,
         win_off: 0,
         win_len: 0,

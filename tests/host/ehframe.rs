@@ -1950,7 +1950,7 @@ fn fixture_addrs(txt: &str) -> (u64, u64) {
 
 /// Compiles `eh` alone, with a header made by `synth_hdr`.
 fn run_synth(eh: &[u8], eh_addr: u64) -> Out {
-    let n = ehframe::count_fdes(eh, eh_addr);
+    let n = ehframe::count_fdes(eh, eh_addr, &mut || true).unwrap();
     let mut buf = vec![0u8; ehframe::SYNTH_HEAD_LEN + ehframe::ENTRY_LEN * n];
     let len = ehframe::synth_hdr(eh, eh_addr, &mut buf);
     assert_eq!(len, buf.len());
@@ -2197,6 +2197,79 @@ fn lookup_by_function_equals_the_whole_compile_on_real_sections() {
     // (twice that where the small buffers were short)
     assert!(max_reads <= 2 * (MAX_PROBES + 5), "{max_reads}");
     assert!(max_steps <= MAX_STEPS);
+}
+
+/// A static executable's `.eh_frame` has no header: the kernel makes one
+/// once (`synth_hdr_at`), placed past what the file maps, and looks its
+/// functions up through it: the same rows as through the file's own
+/// header, and as the whole compile, at every PC of every fixture.
+#[test]
+fn lookup_by_function_through_a_made_header() {
+    let mut pcs = 0u64;
+    for fx in fixtures() {
+        let (hdr_addr, eh_addr) = fx.addrs();
+        let t = fx.compiled();
+        let t = t.table();
+        let n = ehframe::count_fdes(fx.eh, eh_addr, &mut || true).unwrap();
+        let mut made = vec![0u8; ehframe::SYNTH_HEAD_LEN + ehframe::ENTRY_LEN * n];
+        // Past both sections, 16-aligned, as the kernel places it.
+        let at = (hdr_addr.max(eh_addr) + fx.eh.len().max(fx.hdr.len()) as u64 + 0x1000) & !15;
+        let len = ehframe::synth_hdr_at(fx.eh, eh_addr, at, &mut made, &mut || true);
+        assert_eq!(len, made.len(), "{}", fx.name);
+        let (_, fdes) = parse_interp(fx.txt);
+        for f in &fdes {
+            for pc in f.pc.0..=f.pc.1 {
+                let (got, start, _) = lazy(&made, at, fx.eh, eh_addr, pc);
+                let real = lazy(fx.hdr, hdr_addr, fx.eh, eh_addr, pc);
+                assert_eq!(got, real.0, "{} {pc:#x}", fx.name);
+                assert_eq!(start, real.1, "{} {pc:#x}", fx.name);
+                if let (Ok((row, _)), Some((i, _))) = (got, t.lookup_entry(pc)) {
+                    assert_eq!(row, i.and_then(|i| t.row(i)), "{} {pc:#x}", fx.name);
+                }
+                pcs += 1;
+            }
+        }
+    }
+    assert!(pcs > 400_000, "{pcs}");
+}
+
+/// The made header's pass and its sort ask the caller every
+/// `YIELD_EVERY` entries, and give no header once told to stop.
+#[test]
+fn made_header_stops_when_asked() {
+    // 20,000 functions, listed backwards (the sort has work to do).
+    let mut e = Eh::new(EH_ADDR);
+    let c = e.cie(&gcc_cie());
+    for k in (0..20_000u64).rev() {
+        e.fde(c, 0x10_0000 + 16 * k, 16, &[]);
+    }
+    let (eh, eh_addr) = (&e.bytes[..], EH_ADDR);
+    let n = ehframe::count_fdes(eh, eh_addr, &mut || true).unwrap();
+    assert_eq!(n, 20_000);
+    let mut asked = 0;
+    let stop = ehframe::count_fdes(eh, eh_addr, &mut || {
+        asked += 1;
+        false
+    });
+    assert_eq!((stop, asked), (None, 1));
+    let mut made = vec![0u8; ehframe::SYNTH_HEAD_LEN + ehframe::ENTRY_LEN * n];
+    let mut all = 0u64;
+    let len = ehframe::synth_hdr_at(eh, eh_addr, eh_addr, &mut made, &mut || {
+        all += 1;
+        true
+    });
+    assert_eq!(len, made.len());
+    // The pass (20,001 entries) and the sort (30,000 sift-downs), each
+    // asked every YIELD_EVERY.
+    assert_eq!(all, 20_001 / YIELD_EVERY + 30_000 / YIELD_EVERY, "asked {all} times");
+    // Stopped at the last question, in the sort.
+    let mut calls = 0u64;
+    let len = ehframe::synth_hdr_at(eh, eh_addr, eh_addr, &mut made, &mut || {
+        calls += 1;
+        calls < all
+    });
+    assert_eq!(len, 0);
+    assert_eq!(calls, all);
 }
 
 /// Where a lookup answers with a hole (no rows over a range, kept by the

@@ -71,7 +71,9 @@ pub use error::EhError;
 pub use hdr::{hdr_info, ENTRY_LEN};
 pub use lookup::{lookup, row_at, FnRow, Index, LookupError, Source};
 pub use lookup::{MAX_FN_ROWS, PROBE_MEMO, SCRATCH_LEN, SMALL_ROWS, SMALL_SCRATCH_LEN};
-pub use scan::{count_fdes, synth_hdr, SYNTH_HEAD_LEN};
+#[cfg(test)]
+pub use scan::synth_hdr;
+pub use scan::{count_fdes, synth_hdr_at, SYNTH_HEAD_LEN};
 
 // The rest of the API: what callers may name (the types of the results)
 // and what the host tests inspect.
