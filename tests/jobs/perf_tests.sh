@@ -181,13 +181,18 @@ t_perf_defer_without_module() {
 	return $r
 }
 
-# Unloading the module during a fp,defer session: allowed (perf holds no
-# reference), the session degrades to synchronous callchains.
-t_perf_defer_unload() {
+# perf_unload_case NAME KO [PARAM]: a fp,defer session during which the
+# module (KO, loaded with PARAM) is unloaded.  Allowed (perf holds no
+# reference): the session degrades to synchronous callchains, every
+# stack complete, and only the entries in flight at the unload lose
+# their user part.
+perf_unload_case() {
 	perf_ready || return
-	t_clean_slate && load_core || return 1
+	t_clean_slate || return 1
+	insmod $2 ${3:-} || return 1
 	r=0
-	perf_rec_bg $PD/unload.data
+	pu=$1
+	perf_rec_bg $PD/$pu.data
 	# A hook that is running pins the module for its duration: retry.
 	tries=0
 	until rmmod unwind_deferred 2>/dev/null; do
@@ -197,47 +202,26 @@ t_perf_defer_unload() {
 	done
 	diag "unloaded during the session after $tries busy retries"
 	wait $pid || r=1
-	set -- $(perf_chains $PD/unload.data 16 perf_work64) $(perf_deferred $PD/unload.data)
-	diag "unload: $1 samples, $3 of $2 leafy complete, $8 records, $9 deferred samples, $4 unmerged"
+	set -- $(perf_chains $PD/$pu.data 16 perf_work64) $(perf_deferred $PD/$pu.data)
+	diag "$pu: $1 samples, $3 of $2 leafy complete, $8 records, $9 deferred samples, $4 unmerged"
 	expect_ge "deferred records before the unload" $8 1 || r=1
 	expect_ge "1% of the leafy samples, against the edge ones" $(($2 / 100)) $6 || r=1
 	expect_eq "complete stacks" $3 $2 || r=1
 	expect_ge "leafy samples" $2 20 || r=1
-	# Only the entries in flight at the unload lose their user part.
 	expect_ge "unmerged samples <= 2" 2 $4 || r=1
 	t_loaded || r=1
 	rm -f $PD/*.data
 	return $r
 }
-
+t_perf_defer_unload() { perf_unload_case unload $MODDIR/unwind_deferred.ko; }
 # From rmmod's start (the module GOING) to its exit, perf's requests are
 # refused and their samples walked synchronously: the kernel's task work
 # can no longer pin the module and would drop a request taken then, with
 # its sample's user part.  The injection build holds that window open
-# for a second (inject_going_ms), every hook still in place.
+# for a second (inject_going_ms), every hook still in place: a second of
+# samples, none of which may be queued and dropped.
 t_perf_defer_going() {
-	perf_ready || return
-	t_clean_slate || return 1
-	insmod $MODDIR/inject/unwind_deferred.ko inject_going_ms=1000 || return 1
-	r=0
-	perf_rec_bg $PD/going.data
-	tries=0
-	until rmmod unwind_deferred 2>/dev/null; do
-		tries=$((tries + 1))
-		[ $tries -lt 100 ] || { diag "rmmod during the session failed 100 times"; r=1; break; }
-		sleep 0.05
-	done
-	wait $pid || r=1
-	set -- $(perf_chains $PD/going.data 16 perf_work64) $(perf_deferred $PD/going.data)
-	diag "going: $1 samples, $3 of $2 leafy complete, $8 records, $9 deferred samples, $4 unmerged"
-	expect_ge "deferred records before the unload" $8 1 || r=1
-	expect_eq "complete stacks" $3 $2 || r=1
-	expect_ge "leafy samples" $2 20 || r=1
-	# A second of samples while GOING: none may be queued and dropped.
-	expect_ge "unmerged samples <= 2" 2 $4 || r=1
-	t_loaded || r=1
-	rm -f $PD/*.data
-	return $r
+	perf_unload_case going $MODDIR/inject/unwind_deferred.ko inject_going_ms=1000
 }
 
 # Threads that exit right after their work: their last samples' records
