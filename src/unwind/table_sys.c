@@ -190,7 +190,8 @@ void unwind_rs_file_id(struct file *file, struct unwind_rs_file_id *id)
  * missing are read in, with readahead), the way uprobes read a probed
  * instruction: not through vfs_read(), so the sampled task's table read
  * updates no atime and raises no fsnotify event (a FAN_ACCESS_PERM
- * listener could otherwise hold it).  Stops at the file's size.  Mappings
+ * listener could otherwise hold it).  Stops at the file's size.  Task
+ * context that may sleep (it may read the disk).  Mappings
  * without a page cache to read (DAX, a filesystem with no read_folio and
  * not tmpfs) are read with kernel_read().
  */
@@ -236,6 +237,8 @@ ssize_t unwind_rs_file_read(struct file *file, void *buf, size_t len, loff_t pos
 		memcpy_from_folio(buf + done, folio, off, n);
 		folio_put(folio);
 		done += n;
+		/* A whole section is up to 32 MiB: let others run. */
+		cond_resched();
 	}
 	return done;
 }
