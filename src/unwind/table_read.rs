@@ -346,9 +346,10 @@ fn read_eh(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Result
 
 /// The tables of `file`: SFrame, with `.eh_frame` for what SFrame does
 /// not describe; else `.eh_frame` alone.  SFrame is compiled whole, so a
-/// section over `sframe_compile_kb` in a file with `.eh_frame_hdr` is
-/// left for `.eh_frame`, looked up one function at a time: no file is
-/// compiled whole for being large when a sorted index is at hand.
+/// section over `sframe_compile_kb` is left for `.eh_frame`, looked up
+/// one function at a time (through a header made for it if the file has
+/// none): no file is compiled whole for being large.  Only a file whose
+/// `.eh_frame` is missing or unusable has its large SFrame compiled.
 #[inline(never)]
 fn read_tables(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Result<Tables, Miss> {
     let tables = |table, eh: Option<EhTable>| -> core::result::Result<Tables, Miss> {
@@ -365,16 +366,31 @@ fn read_tables(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Re
             fns,
         })
     };
-    let sframe = segs
-        .sframe
-        .filter(|p| segs.eh_frame_hdr.is_none() || p.filesz <= sframe_limit());
-    if let Some(p) = sframe {
+    let eh_only = |eh| match eh {
+        EhTable::Whole(c) => tables(c, None),
+        eh => tables(Compiled::empty(Kind::EhFrame), Some(eh)),
+    };
+    if let Some(p) = segs.sframe {
+        // Too large to compile: `.eh_frame` by function, if it is usable.
+        let large = p.filesz > sframe_limit();
+        if large {
+            match read_eh(file, ehdr, segs) {
+                Ok(eh) => return eh_only(eh),
+                Err(Miss::Io) => return Err(Miss::Io),
+                Err(Miss::None | Miss::Bad) => {}
+            }
+        }
         match read_sframe(file, p) {
             Ok(sf) => {
-                let eh = match read_eh(file, ehdr, segs) {
-                    Ok(eh) => Some(eh),
-                    Err(Miss::None | Miss::Bad) => None,
-                    Err(Miss::Io) => return Err(Miss::Io),
+                // If large, `.eh_frame` was found missing or unusable above.
+                let eh = if large {
+                    None
+                } else {
+                    match read_eh(file, ehdr, segs) {
+                        Ok(eh) => Some(eh),
+                        Err(Miss::None | Miss::Bad) => None,
+                        Err(Miss::Io) => return Err(Miss::Io),
+                    }
                 };
                 return tables(sf, eh);
             }
@@ -383,10 +399,7 @@ fn read_tables(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Re
             Err(Miss::Io) => return Err(Miss::Io),
         }
     }
-    match read_eh(file, ehdr, segs)? {
-        EhTable::Whole(c) => tables(c, None),
-        eh => tables(Compiled::empty(Kind::EhFrame), Some(eh)),
-    }
+    eh_only(read_eh(file, ehdr, segs)?)
 }
 
 /// The cached entry of `file`'s current version, read if needed, with
