@@ -402,9 +402,9 @@ t_tables_no_atime() {
 		EHCHAIN_LOADED="touch -a -d @1000000000 $lib" \
 			$EH/ehchain-dyn dlopen 8 0 $lib || { diag "the chain failed"; r=1; }
 		reads=$(( $(ehs fn_reads) + $(ehs ehframe_reads) ))
-		diag "table_compile_kb=$ck: $reads reads, atime $(stat -c %X $lib)"
+		diag "table_compile_kb=$ck: $reads reads, atime $(command stat -c %X $lib)"
 		expect_ge "table reads" $reads 1 || r=1
-		expect_eq "atime" $(stat -c %X $lib) 1000000000 || r=1
+		expect_eq "atime" $(command stat -c %X $lib) 1000000000 || r=1
 	done
 	rm -f $lib
 	tables_reload || r=1
