@@ -19,6 +19,7 @@ use kernel::prelude::*;
 
 use crate::deferred::{self, Pin, UnwindWork};
 use crate::sys::context;
+use crate::sys::stats::{self, Stat};
 use crate::unwind::UnwindStacktrace;
 
 extern "C" {
@@ -69,6 +70,7 @@ pub(super) unsafe extern "C" fn request(cookie: *mut u64) -> c_int {
     // module and drops what it finds: refused here, the sample is walked
     // synchronously instead of losing its user part.
     if !context::module_live() {
+        stats::inc(Stat::PerfGoing);
         *cookie = 0;
         return ENODEV.to_errno();
     }

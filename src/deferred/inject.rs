@@ -43,10 +43,21 @@ extern "C" {
 }
 
 /// At the start of the module's exit: sleeps for the `inject_going_ms`
-/// parameter (`inject.c`), the module GOING with every hook in place.
+/// parameter (`inject.c`), the module GOING with every hook in place,
+/// and says what came in meanwhile (`perf_defer_going` reads it).
 pub(crate) fn going_delay() {
+    use crate::sys::stats::{read, Stat};
+    let before = [Stat::PerfGoing, Stat::Requests, Stat::Callbacks].map(read);
     // SAFETY: Sleeps; called from the module's exit, which may.
     unsafe { unwind_rs_inject_going_delay() };
+    let [refused, requests, callbacks] =
+        [Stat::PerfGoing, Stat::Requests, Stat::Callbacks].map(read);
+    pr_info!(
+        "inject: while going: {} perf requests refused, {} requests, {} callbacks\n",
+        refused.wrapping_sub(before[0]),
+        requests.wrapping_sub(before[1]),
+        callbacks.wrapping_sub(before[2])
+    );
 }
 
 static FAIL_QUEUE: AtomicBool = AtomicBool::new(false);

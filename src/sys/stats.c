@@ -26,7 +26,7 @@ void unwind_rs_event_add(unsigned int i, u64 v)
 }
 
 /* The sum over every CPU (racing adds may or may not be in it). */
-static u64 unwind_rs_event_read(unsigned int i)
+u64 unwind_rs_event_read(unsigned int i)
 {
 	u64 sum = 0;
 	int cpu;

@@ -14,6 +14,9 @@ use kernel::prelude::*;
 extern "C" {
     /// Adds `v` to this CPU's copy of event `i` (any context).
     fn unwind_rs_event_add(i: c_uint, v: u64);
+    /// Event `i` summed over every CPU.
+    #[cfg(unwind_inject)]
+    fn unwind_rs_event_read(i: c_uint) -> u64;
     /// How many events the per-CPU array holds.
     fn unwind_rs_events_max() -> c_uint;
     /// The directory, with `pending_unqueued`, whose reads call
@@ -84,6 +87,7 @@ stats! {
         FnRejects => "fn_rejects",
         FnEvictions => "fn_evictions",
         FnWaits => "fn_waits",
+        PerfGoing => "perf_going",
     }
     gauges {
         TableCacheBytes => "table_cache_bytes",
@@ -112,6 +116,13 @@ pub(crate) fn add(stat: Stat, v: u64) {
     // SAFETY: `Debugfs::new()`, the module's first step, checked that every
     // `Stat` has a slot; the helper works in any context.
     unsafe { unwind_rs_event_add(stat as c_uint, v) };
+}
+
+/// Event `stat`, summed over every CPU (test builds' own checks).
+#[cfg(unwind_inject)]
+pub(crate) fn read(stat: Stat) -> u64 {
+    // SAFETY: As in `add()`.
+    unsafe { unwind_rs_event_read(stat as c_uint) }
 }
 
 #[allow(clippy::declare_interior_mutable_const)]

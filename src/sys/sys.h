@@ -38,6 +38,7 @@ void unwind_rs_irq_restore(unsigned long flags);
 /* The event counters' slots (stats.rs checks its count against it). */
 #define UNWIND_RS_EVENTS_MAX 48
 void unwind_rs_event_add(unsigned int i, u64 v);
+u64 unwind_rs_event_read(unsigned int i);
 unsigned int unwind_rs_events_max(void);
 void unwind_rs_debugfs_create(u64 (*pending_unqueued)(void));
 void unwind_rs_debugfs_event(const char *name, unsigned int i);

@@ -218,10 +218,18 @@ t_perf_defer_unload() { perf_unload_case unload $MODDIR/unwind_deferred.ko; }
 # refused and their samples walked synchronously: the kernel's task work
 # can no longer pin the module and would drop a request taken then, with
 # its sample's user part.  The injection build holds that window open
-# for a second (inject_going_ms), every hook still in place: a second of
-# samples, none of which may be queued and dropped.
+# for a second (inject_going_ms), every hook still in place, and says
+# what came in meanwhile: perf's requests refused, none taken.
 t_perf_defer_going() {
-	perf_unload_case going $MODDIR/inject/unwind_deferred.ko inject_going_ms=1000
+	n0=$(dmesg | grep -c 'inject: while going:')
+	perf_unload_case going $MODDIR/inject/unwind_deferred.ko inject_going_ms=1000 || r=1
+	line=$(dmesg | grep 'inject: while going:' | tail -1)
+	[ "$(dmesg | grep -c 'inject: while going:')" = $((n0 + 1)) ] || { diag "no report of the window"; return 1; }
+	diag "${line#*inject: }"
+	set -- $(echo "${line#*while going: }" | tr -dc '0-9 ')
+	expect_ge "perf requests refused while going" "${1:-0}" 1 || r=1
+	expect_eq "requests taken while going" "${2:--1}" 0 || r=1
+	return $r
 }
 
 # Threads that exit right after their work: their last samples' records
