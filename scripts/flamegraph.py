@@ -69,7 +69,11 @@ def render(root, title):
         " (%d samples)</text>" % (WIDTH // 2, PAD + ROW, FONT + 4, html.escape(title), root[0]),
     ]
     # Frames from the bottom up: the outermost callers at the bottom row.
-    todo = [(name, node, PAD + 0.0, 1) for name, node in sorted(root[1].items())]
+    todo = []
+    x = PAD + 0.0
+    for name, node in sorted(root[1].items()):
+        todo.append((name, node, x, 1))
+        x += node[0] * scale
     while todo:
         name, node, x, level = todo.pop()
         w = node[0] * scale
