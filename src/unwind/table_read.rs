@@ -305,21 +305,20 @@ fn read_ehframe_section(
     // of 2 GiB or more is compiled whole.
     let at = segs.end().checked_add(15).map(|a| a & !15);
     let near = at.is_some_and(|a| a.checked_sub(sh.addr).is_some_and(|d| d < 1 << 31));
-    if let Some(at) = at.filter(|_| near && sh.size > compile_limit()) {
-        let hlen = ehframe::synth_hdr_at(&eh, sh.addr, at, &mut hdr, &mut keep_going);
-        if hlen == 0 {
-            return Err(Miss::Io);
-        }
+    let by_function = at.filter(|_| near && sh.size > compile_limit());
+    // Compiled whole, the header sits where `.eh_frame` does.
+    let hdr_addr = by_function.unwrap_or(sh.addr);
+    let hlen = ehframe::synth_hdr_at(&eh, sh.addr, hdr_addr, &mut hdr, &mut keep_going);
+    if hlen == 0 {
+        return Err(Miss::Io);
+    }
+    if by_function.is_some() {
         // SAFETY: `hlen <= room`, the length (`synth_hdr_at` writes no
         // more); `u8` needs no drop.
         unsafe { hdr.set_len(hlen) };
-        let index = Index::parse(&hdr, at, hlen as u64).map_err(|_| Miss::Bad)?;
+        let index = Index::parse(&hdr, hdr_addr, hlen as u64).map_err(|_| Miss::Bad)?;
         stats::inc(Stat::FnTables);
-        return Ok(EhTable::ByFunction(index, Some((at, hdr))));
-    }
-    let hlen = ehframe::synth_hdr_at(&eh, sh.addr, sh.addr, &mut hdr, &mut keep_going);
-    if hlen == 0 {
-        return Err(Miss::Io);
+        return Ok(EhTable::ByFunction(index, Some((hdr_addr, hdr))));
     }
     let hdr = hdr.get(..hlen).ok_or(Miss::Bad)?;
     let t = build(Kind::EhFrame, |b| {
