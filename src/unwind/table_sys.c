@@ -50,13 +50,14 @@ unsigned int unwind_rs_table_compile_kb(void)
 }
 
 /*
- * SFrame is compiled whole; a larger section, in a file that also has
- * .eh_frame_hdr, is left for .eh_frame, looked up one function at a time.
+ * SFrame is compiled whole; a larger section is left for the file's
+ * .eh_frame, looked up one function at a time (compiled only if the file
+ * has no usable .eh_frame).
  */
 static unsigned int sframe_compile_kb = 1024;
 module_param(sframe_compile_kb, uint, 0644);
 MODULE_PARM_DESC(sframe_compile_kb,
-		 "largest SFrame section compiled in KiB; a larger one is left for .eh_frame by function, if the file has .eh_frame_hdr (default 1024)");
+		 "largest SFrame section compiled in KiB; a larger one is left for .eh_frame, by function, if the file has a usable one (default 1024)");
 
 unsigned int unwind_rs_sframe_compile_kb(void)
 {
