@@ -10,7 +10,7 @@
 /*
  * inject_going_ms: the module's exit first sleeps this long, GOING with
  * every hook still in place, so a test sees what perf's requests get
- * between rmmod's start and the exit (t_race_perf_going).
+ * between rmmod's start and the exit (t_perf_defer_going).
  */
 static unsigned int inject_going_ms;
 module_param(inject_going_ms, uint, 0644);

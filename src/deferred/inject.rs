@@ -47,11 +47,11 @@ extern "C" {
 /// and says what came in meanwhile (`perf_defer_going` reads it).
 pub(crate) fn going_delay() {
     use crate::sys::stats::{read, Stat};
-    let before = [Stat::PerfGoing, Stat::Requests, Stat::Callbacks].map(read);
+    const SEEN: [Stat; 3] = [Stat::PerfGoing, Stat::Requests, Stat::Callbacks];
+    let before = SEEN.map(read);
     // SAFETY: Sleeps; called from the module's exit, which may.
     unsafe { unwind_rs_inject_going_delay() };
-    let [refused, requests, callbacks] =
-        [Stat::PerfGoing, Stat::Requests, Stat::Callbacks].map(read);
+    let [refused, requests, callbacks] = SEEN.map(read);
     pr_info!(
         "inject: while going: {} perf requests refused, {} requests, {} callbacks\n",
         refused.wrapping_sub(before[0]),
