@@ -15,8 +15,10 @@
 //! `elf.rs`: the same files compile into the host tests), each compiled
 //! into the engine's one form (`table/`, also pure `core`); the kernel
 //! side reads a file's section and compiles it (`table_read.rs`), caches
-//! the compiled tables by file identity (`table_cache.rs`) and finds a
-//! mapping's table (`table_find.rs`).  Dependencies go one way: `walk` uses
+//! the compiled tables by file identity (`table_cache.rs`; a large
+//! file's functions one at a time, `table_fns.rs`; both evict the least
+//! recently used in O(1), `lru.rs`) and finds a mapping's table
+//! (`table_find.rs`).  Dependencies go one way: `walk` uses
 //! `call_site`, `compat`, `regs`, `table` and `table_find`, which uses
 //! `table_read` and `table_cache`, which use the formats and `table`.
 
@@ -28,6 +30,8 @@ mod ehframe;
 #[allow(unreachable_pub)]
 mod elf;
 mod ffi;
+#[allow(unreachable_pub)]
+mod lru;
 mod regs;
 #[allow(unreachable_pub)]
 mod sframe;

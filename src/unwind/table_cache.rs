@@ -31,7 +31,7 @@
 //! held while a file or user memory is read.
 
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::alloc::{KVVec, KVec};
 use kernel::prelude::*;
 use kernel::sync::{Arc, SpinLock};
@@ -39,14 +39,13 @@ use kernel::{new_spinlock, pin_init};
 
 use super::elf::Segments;
 use super::ffi::{self, FileId};
+use super::lru::{Link, Lru};
 use super::table::{BuildError, Row, Storage, Table, DEDUP_SLOTS};
 use super::table_fns::Functions;
 use crate::sys::stats::{self, Gauge, Stat};
 
 /// The most entries kept, whatever the cap: lookups scan the table.
 const MAX_ENTRIES: usize = 4096;
-/// The entries one pass of [`Cache::trim`] finds to evict.
-const TRIM_BATCH: usize = 32;
 /// What an entry costs besides its section: the entry, its reference
 /// count and allocation slack, counted so that negative entries are not
 /// free and the cap bounds their number too.
@@ -258,8 +257,6 @@ pub(crate) struct Entry {
     /// tables held when last charged (`new()`, `recharge()`).  Written
     /// under the cache's mutex.
     cost: AtomicUsize,
-    /// The cache's clock at the last lookup that found it (LRU).
-    last_used: AtomicU64,
 }
 
 impl Entry {
@@ -285,7 +282,6 @@ impl Entry {
                 usable,
                 tables <- new_spinlock!(tables, "unwind_rs_tables"),
                 cost: AtomicUsize::new(cost),
-                last_used: AtomicU64::new(0),
             }),
             GFP_KERNEL_ACCOUNT,
         )
@@ -308,76 +304,72 @@ impl Entry {
 }
 
 /// The table: slots that are `None` are free.
+///
+/// # Invariants
+///
+/// `links` is as long as `slots`, and `used` holds exactly the taken
+/// slots, least recently used first.
 struct Cache {
     slots: KVec<Option<Arc<Entry>>>,
+    links: KVec<Link>,
+    used: Lru,
     bytes: usize,
-    clock: u64,
 }
 
 impl Cache {
     /// Drops slot `i`'s entry (a walk may still hold it).
     fn remove(&mut self, i: usize) {
-        if let Some(e) = self.slots[i].take() {
+        if let Some(e) = self.slots.get_mut(i).and_then(|s| s.take()) {
+            self.used.remove(&mut self.links, i);
             e.evict();
             self.bytes = self.bytes.saturating_sub(e.cost.load(Ordering::Relaxed));
         }
     }
 
     /// Evicts the least recently used entries until `more` bytes fit
-    /// under `cap`; returns a slot it freed.  Each pass over the slots
-    /// finds the [`TRIM_BATCH`] oldest entries: k evictions cost
-    /// k / 32 + 1 passes of at most `MAX_ENTRIES` slots, not k passes.
+    /// under `cap`, each in O(1); returns a slot it freed.
     fn trim(&mut self, cap: usize, more: usize) -> Option<usize> {
         let mut free = None;
-        'passes: while self.bytes + more > cap {
-            let (batch, n) = self.oldest_batch();
-            if n == 0 {
-                break;
-            }
-            for &(_, i) in batch.iter().take(n) {
-                if self.bytes + more <= cap {
-                    break 'passes;
-                }
-                self.remove(i);
-                free = free.or(Some(i));
-                stats::inc(Stat::TableEvictions);
-            }
+        while self.bytes + more > cap {
+            let Some(i) = self.used.oldest() else { break };
+            self.remove(i);
+            free = free.or(Some(i));
+            stats::inc(Stat::TableEvictions);
         }
         stats::set(Gauge::TableCacheBytes, self.bytes as u64);
         free
     }
 
-    /// The [`TRIM_BATCH`] least recently used entries, oldest first:
-    /// (last use, slot), and how many there are.
-    fn oldest_batch(&self) -> ([(u64, usize); TRIM_BATCH], usize) {
-        let mut b = [(0u64, 0usize); TRIM_BATCH];
-        let mut n = 0;
-        for (i, e) in self.slots.iter().enumerate() {
-            let Some(e) = e else { continue };
-            let t = e.last_used.load(Ordering::Relaxed);
-            // Insertion into the sorted batch, dropping its newest.
-            let mut k = n.min(TRIM_BATCH - 1);
-            if n == TRIM_BATCH && b[k].0 <= t {
-                continue;
-            }
-            while k > 0 && b[k - 1].0 > t {
-                b[k] = b[k - 1];
-                k -= 1;
-            }
-            b[k] = (t, i);
-            n = (n + 1).min(TRIM_BATCH);
-        }
-        (b, n)
-    }
-
-    /// The least recently used entry's slot.
-    fn oldest(&self) -> Option<usize> {
+    /// The slot of the entry for this version of a file.
+    fn find(&self, id: &FileId) -> Option<usize> {
         self.slots
             .iter()
-            .enumerate()
-            .filter_map(|(i, s)| s.as_ref().map(|e| (i, e.last_used.load(Ordering::Relaxed))))
-            .min_by_key(|&(_, t)| t)
-            .map(|(i, _)| i)
+            .position(|e| e.as_ref().is_some_and(|e| e.id == *id))
+    }
+
+    /// A lookup used slot `i`: it goes last in eviction order.
+    fn touch(&mut self, i: usize) {
+        self.used.touch(&mut self.links, i);
+    }
+
+    /// Puts `entry` in slot `i` (free), or in a new slot at the end.
+    fn place(&mut self, i: Option<usize>, entry: &Arc<Entry>) -> Result {
+        let i = match i {
+            Some(i) => i,
+            None => {
+                // Links first: when the slot's push fails, the spare link
+                // is used by the next push instead of growing again.
+                if self.links.len() == self.slots.len() {
+                    self.links.push(Link::OFF, GFP_KERNEL)?;
+                }
+                self.slots.push(None, GFP_KERNEL)?;
+                self.slots.len() - 1
+            }
+        };
+        let slot = self.slots.get_mut(i).ok_or(EINVAL)?;
+        *slot = Some(entry.clone());
+        self.used.push(&mut self.links, i);
+        Ok(())
     }
 }
 
@@ -389,8 +381,9 @@ unsafe impl Sync for Global {}
 
 static CACHE: Global = Global(UnsafeCell::new(Cache {
     slots: KVec::new(),
+    links: KVec::new(),
+    used: Lru::new(),
     bytes: 0,
-    clock: 0,
 }));
 
 /// The cache's mutex, held for the guard's lifetime.
@@ -450,12 +443,10 @@ pub(crate) fn get(id: &FileId, try_only: bool) -> Option<Arc<Entry>> {
         Locked::new()
     };
     let c = l.cache();
-    c.clock += 1;
-    let clock = c.clock;
-    let e = c.slots.iter().flatten().find(|e| e.id == *id)?;
-    e.last_used.store(clock, Ordering::Relaxed);
+    let i = c.find(id)?;
+    c.touch(i);
     stats::inc(Stat::TableHits);
-    Some(e.clone())
+    c.slots.get(i)?.clone()
 }
 
 /// Caches `entry`, evicting the least recently used entries down to the
@@ -496,22 +487,15 @@ pub(crate) fn insert(entry: &Arc<Entry>) -> Option<Arc<Entry>> {
     }
     free = c.trim(cap, cost).or(free);
     if free.is_none() && c.slots.len() >= MAX_ENTRIES {
-        free = c.oldest();
+        free = c.used.oldest();
         if let Some(i) = free {
             c.remove(i);
             stats::inc(Stat::TableEvictions);
         }
     }
-    c.clock += 1;
-    entry.last_used.store(c.clock, Ordering::Relaxed);
-    match free {
-        Some(i) => c.slots[i] = Some(entry.clone()),
-        None => {
-            if c.slots.push(Some(entry.clone()), GFP_KERNEL).is_err() {
-                entry.evict();
-                return None;
-            }
-        }
+    if c.place(free, entry).is_err() {
+        entry.evict();
+        return None;
     }
     c.bytes += cost;
     stats::set(Gauge::TableCacheBytes, c.bytes as u64);
@@ -527,18 +511,18 @@ pub(crate) fn recharge(entry: &Entry, held: usize) {
     let cost = ENTRY_OVERHEAD + held;
     let mut l = Locked::new();
     let c = l.cache();
-    let Some(e) = c
-        .slots
-        .iter()
-        .flatten()
-        .find(|e| core::ptr::eq::<Entry>(&***e, entry))
-    else {
+    let Some(i) = c.slots.iter().position(|e| {
+        e.as_ref()
+            .is_some_and(|e| core::ptr::eq::<Entry>(&**e, entry))
+    }) else {
         // Evicted meanwhile: it counts no more.
         return;
     };
+    let Some(Some(e)) = c.slots.get(i) else {
+        return;
+    };
     let old = e.cost.swap(cost, Ordering::Relaxed);
-    c.clock += 1;
-    e.last_used.store(c.clock, Ordering::Relaxed);
+    c.touch(i);
     c.bytes = c.bytes.saturating_sub(old) + cost;
     c.trim(cap, 0);
 }
@@ -552,6 +536,8 @@ pub(crate) fn clear() {
         c.remove(i);
     }
     c.slots = KVec::new();
+    c.links = KVec::new();
+    c.used = Lru::new();
     c.bytes = 0;
     stats::set(Gauge::TableCacheBytes, 0);
 }

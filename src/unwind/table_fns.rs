@@ -30,6 +30,7 @@ use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::{new_mutex, new_spinlock, pin_init};
 
 use super::ehframe::{row_at, FnRow, Index, PROBE_MEMO};
+use super::lru::{Link, Lru};
 use super::table::{Common, Row, COMMON_VALID};
 use crate::sys::stats::{self, Gauge};
 
@@ -70,7 +71,6 @@ struct Function {
     rows: KVec<Kept>,
     /// The rows without a common form (none, PLT, other registers).
     others: KVec<FnRow>,
-    last_used: u64,
 }
 
 impl Function {
@@ -83,7 +83,6 @@ impl Function {
             end,
             rows: KVec::with_capacity(rows.len(), GFP_KERNEL_ACCOUNT)?,
             others: KVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?,
-            last_used: 0,
         };
         for r in rows {
             let rule = match r.row.as_ref().and_then(Common::of) {
@@ -142,11 +141,16 @@ impl Function {
 /// their functions' starts, which do not overlap; `bytes` is the sum of
 /// their costs.  `slots` has at most `MAX_FNS` elements and `order` at
 /// least that many in capacity: under the lock neither allocates.
+/// `links` is as long as `slots`; `used` holds the `Some` slots, least
+/// recently used first, and `free` the `None` ones, so that an eviction
+/// or an insertion finds its slot in O(1).
 struct Set {
     slots: KVVec<Option<Function>>,
     order: KVVec<u16>,
+    links: KVVec<Link>,
+    used: Lru,
+    free: Lru,
     bytes: usize,
-    clock: u64,
 }
 
 impl Set {
@@ -154,6 +158,7 @@ impl Set {
     fn held(&self) -> usize {
         self.slots.capacity() * size_of::<Option<Function>>()
             + self.order.capacity() * size_of::<u16>()
+            + self.links.capacity() * size_of::<Link>()
             + self.bytes
     }
 
@@ -175,22 +180,30 @@ impl Set {
         self.slots.get(k as usize)?.as_ref()
     }
 
-    /// Removes the least recently used function.
+    /// Removes the least recently used function: its slot in O(1), its
+    /// place in `order` by binary search (the starts do not overlap).
     fn evict_one(&mut self) -> bool {
-        let Some(pos) = (0..self.order.len())
-            .filter_map(|p| Some((p, self.function(p)?.last_used)))
-            .min_by_key(|&(_, t)| t)
-            .map(|(p, _)| p)
-        else {
+        let Some(k) = self.used.oldest() else {
             return false;
         };
-        let k = self.order[pos] as usize;
-        if let Some(f) = self.slots[k].take() {
+        let start = self.slots.get(k).and_then(|f| f.as_ref()).map(|f| f.start);
+        let pos = start
+            .and_then(|st| self.at_or_below(st))
+            .filter(|&p| self.order.get(p).is_some_and(|&o| o as usize == k));
+        self.used.remove(&mut self.links, k);
+        self.free.push(&mut self.links, k);
+        if let Some(f) = self.slots.get_mut(k).and_then(|f| f.take()) {
             self.bytes = self.bytes.saturating_sub(f.cost());
         }
+        // Always found (the invariant); if not, the slot is freed anyway
+        // and `order` keeps a `None` slot, which lookups step over.
+        let Some(pos) = pos else {
+            return true;
+        };
         let len = self.order.len();
         self.order[pos..].rotate_left(1);
-        // SAFETY: `len - 1 < len`, and `u16` needs no drop.
+        // SAFETY: `pos < len`, so `len - 1` is in bounds; `u16` needs no
+        // drop.
         unsafe { self.order.set_len(len - 1) };
         true
     }
@@ -226,11 +239,18 @@ impl Functions {
     pub(crate) fn new(index: Index, made: Option<MadeHdr>) -> Result<Arc<Self>> {
         let slots = free_slots(MIN_FNS)?;
         let order = KVVec::with_capacity(MIN_FNS, GFP_KERNEL_ACCOUNT)?;
+        let mut links = KVVec::from_elem(Link::OFF, MIN_FNS, GFP_KERNEL_ACCOUNT)?;
+        let mut free = Lru::new();
+        for k in 0..MIN_FNS {
+            free.push(&mut links, k);
+        }
         let set = Set {
             slots,
             order,
+            links,
+            used: Lru::new(),
+            free,
             bytes: 0,
-            clock: 0,
         };
         let held = set.held() + made.as_ref().map_or(0, |(_, h)| h.capacity());
         let f = Arc::pin_init(
@@ -277,7 +297,9 @@ impl Functions {
         };
         let mut slots = free_slots(want)?;
         let mut order = KVVec::from_elem(0u16, want, GFP_KERNEL_ACCOUNT)?;
-        let mut s = self.set.lock();
+        let mut links = KVVec::from_elem(Link::OFF, want, GFP_KERNEL_ACCOUNT)?;
+        let mut guard = self.set.lock();
+        let s = &mut *guard;
         // Element by element: nothing here can fail half-way.
         for (new, old) in slots.iter_mut().zip(s.slots.iter_mut()) {
             core::mem::swap(new, old);
@@ -285,15 +307,24 @@ impl Functions {
         for (new, old) in order.iter_mut().zip(s.order.iter()) {
             *new = *old;
         }
+        // The lists stay valid: each slot keeps its link.
+        for (new, old) in links.iter_mut().zip(s.links.iter()) {
+            *new = *old;
+        }
         // SAFETY: `s.order.len() <= want`, the length (it fits in the
         // slots that `want` doubled); `u16` needs no drop.
         unsafe { order.set_len(s.order.len()) };
+        let old_len = s.slots.len();
         core::mem::swap(&mut s.slots, &mut slots);
         core::mem::swap(&mut s.order, &mut order);
-        self.update_held(&s);
-        drop(s);
+        core::mem::swap(&mut s.links, &mut links);
+        for k in old_len..want {
+            s.free.push(&mut s.links, k);
+        }
+        self.update_held(s);
+        drop(guard);
         // The old arrays (their slots all taken out) are freed here.
-        drop((slots, order));
+        drop((slots, order, links));
         Ok(())
     }
 
@@ -303,15 +334,15 @@ impl Functions {
     pub(crate) fn row(&self, pc: u64) -> Option<(Rules, bool)> {
         let mut s = self.set.lock();
         let pos = s.at_or_below(pc)?;
-        s.clock += 1;
-        let clock = s.clock;
         let k = *s.order.get(pos)? as usize;
-        let f = s.slots.get_mut(k)?.as_mut()?;
+        let f = s.slots.get(k)?.as_ref()?;
         if pc >= f.end {
             return None;
         }
-        f.last_used = clock;
-        Some(f.row(pc))
+        let found = f.row(pc);
+        let s = &mut *s;
+        s.used.touch(&mut s.links, k);
+        Some(found)
     }
 
     /// Keeps a function read from the file (its rows copied, compactly,
@@ -369,11 +400,16 @@ impl Functions {
             }
             evicted += 1;
         }
-        let Some(k) = s.slots.iter().position(|x| x.is_none()) else {
+        // Where it goes now that evictions may have moved the others.
+        let at = s.at_or_below(start).map_or(0, |p| p + 1);
+        let Some(k) = s.free.pop_oldest(&mut s.links) else {
             return evicted;
         };
-        s.clock += 1;
-        f.last_used = s.clock;
+        // Within capacity (`order.len() < slots.len()` above): no allocation.
+        if k >= s.slots.len() || s.order.push(k as u16, GFP_NOWAIT).is_err() {
+            s.free.push(&mut s.links, k);
+            return evicted;
+        }
         s.slots[k] = Some(core::mem::replace(
             f,
             Function {
@@ -381,19 +417,10 @@ impl Functions {
                 end: 0,
                 rows: KVec::new(),
                 others: KVec::new(),
-                last_used: 0,
             },
         ));
+        s.used.push(&mut s.links, k);
         s.bytes += cost;
-        // Where it goes now that evictions may have moved the others.
-        let at = s.at_or_below(start).map_or(0, |p| p + 1);
-        // Within capacity (`order.len() < slots.len()` above): no allocation.
-        if s.order.push(k as u16, GFP_NOWAIT).is_err() {
-            if let Some(f) = s.slots[k].take() {
-                s.bytes = s.bytes.saturating_sub(f.cost());
-            }
-            return evicted;
-        }
         s.order[at..].rotate_right(1);
         evicted
     }

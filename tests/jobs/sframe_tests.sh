@@ -239,6 +239,37 @@ t_sframe_eviction() {
 	return $r
 }
 
+# The cache evicts the least recently used entry, not the oldest
+# inserted: at a cap that holds two sections, A and B are read, A is
+# walked again (a hit), and C's insertion evicts B.  A's next walk is a
+# hit (no section read), B's a read; every walk exact.
+t_sframe_eviction_order() {
+	sf_need v2 || return 4
+	r=0
+	old=$(cat $SFPARAM)
+	for i in a b c; do cp $SF/v2/sfchain-static /tmp/sfo$i; done
+	b0=$(stat table_cache_bytes)
+	/tmp/sfoa chain 8 0 || r=1
+	cost=$(( $(stat table_cache_bytes) - b0 ))
+	# Two entries fit, three do not, whatever the rounding to KiB.
+	kb=$(( (cost * 5 / 2) / 1024 ))
+	diag "one section costs $cost bytes: cap $kb KiB"
+	expect_ge "a section's cost (bytes)" $cost 4096 || r=1
+	echo $kb >$SFPARAM
+	/tmp/sfob chain 8 0 || r=1
+	/tmp/sfoa chain 8 0 || r=1
+	/tmp/sfoc chain 8 0 || r=1
+	n0=$(stat sframe_reads)
+	/tmp/sfoa chain 8 0 || r=1
+	expect_eq "sections read for A, walked last but one" $(( $(stat sframe_reads) - n0 )) 0 || r=1
+	/tmp/sfob chain 8 0 || r=1
+	expect_eq "sections read for B, the least recently used" $(( $(stat sframe_reads) - n0 )) 1 || r=1
+	expect_ge "cap in bytes vs cached bytes" $((kb * 1024)) $(stat table_cache_bytes) || r=1
+	echo $old >$SFPARAM
+	rm -f /tmp/sfoa /tmp/sfob /tmp/sfoc
+	return $r
+}
+
 # A task asleep between walks holds no tables (issue 21's bound): its
 # memo keeps only the entries' shells, so once the cache evicts them
 # (a 1 KiB cap, then another file read) the bytes held are 0, though the
@@ -332,6 +363,6 @@ T_SFRAME="t_sframe_chain_v2_static t_sframe_chain_v2_static_pie t_sframe_chain_v
 	t_sframe_chain_v3_static t_sframe_chain_v3_static_pie t_sframe_chain_v3_dynamic \
 	t_sframe_shared_dlopen_v2 t_sframe_shared_dlopen_v3 t_sframe_deferred_v2 t_sframe_deferred_v3 t_sframe_mixed_fp_v2 t_sframe_mixed_fp_v3 \
 	t_sframe_prologue_epilogue_v2 t_sframe_prologue_epilogue_v3 t_sframe_off_control \
-	t_sframe_hostile t_sframe_replaced_file t_sframe_eviction \
+	t_sframe_hostile t_sframe_replaced_file t_sframe_eviction t_sframe_eviction_order \
 	t_sframe_perf_defer_v2 t_sframe_perf_defer_v3 t_sframe_mappings_memo t_tables_memory_bound \
 	t_sframe_unload_cached"
