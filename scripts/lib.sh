@@ -88,6 +88,32 @@ debian_mirror() {
 	done
 }
 
+# A Debian SUITE system with PACKAGES (and SUITE-backports' for a
+# package named pkg/SUITE-backports) for make_disk, built once with
+# mmdebstrap into $CACHE/NAME-<key>/root (the key from the suite and the
+# packages), the guest's hostname unwind-NAME: prints the directory.
+debian_root() {
+	local name=$1 suite=$2 packages=$3 key dir m
+	key=$(echo "$suite $packages" | sha256sum | cut -c1-16)
+	dir=$CACHE/$name-$key
+	if [ ! -f "$dir/.done" ]; then
+		command -v mmdebstrap >/dev/null || die "mmdebstrap missing: run scripts/setup"
+		m=$(debian_mirror)
+		[ -n "$m" ] || die "no Debian mirror in the host's apt sources"
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		note "building a $suite system with $packages (mmdebstrap, a few minutes)"
+		mmdebstrap --variant=apt --components=main --include="${packages// /,}" \
+			"$suite" "$dir/root" "deb $m $suite main" "deb $m $suite-backports main" \
+			>"$dir/mmdebstrap.log" 2>&1 ||
+			{ tail -20 "$dir/mmdebstrap.log" >&2; die "mmdebstrap failed"; }
+		echo "unwind-$name" >"$dir/root/etc/hostname"
+		echo '/dev/vda / ext4 rw,errors=remount-ro 0 1' >"$dir/root/etc/fstab"
+		touch "$dir/.done"
+	fi
+	echo "$dir"
+}
+
 # Make the trixie system ROOT (a copy: it goes) into the ext4 image DISK,
 # booting into one oneshot systemd service NAME that runs COMMAND on the
 # serial console's behalf (no getty there: its vhangup() would cut the

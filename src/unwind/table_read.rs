@@ -481,12 +481,7 @@ impl ehframe::Source for FileSource<'_> {
     fn read(&mut self, addr: u64, buf: &mut [u8]) -> bool {
         if let Some((at, hdr)) = self.made {
             if let Some(off) = addr.checked_sub(at).and_then(|o| usize::try_from(o).ok()) {
-                let Some(bytes) = off.checked_add(buf.len()).and_then(|end| hdr.get(off..end))
-                else {
-                    return false;
-                };
-                buf.copy_from_slice(bytes);
-                return true;
+                return copy_at(hdr, off, buf);
             }
         }
         let Some((off, avail)) = self.segs.file_range(addr) else {
@@ -517,15 +512,18 @@ impl ehframe::Source for FileSource<'_> {
                 return false;
             }
         }
-        let from = (off - self.win_off) as usize;
-        let Some(bytes) = from
-            .checked_add(buf.len())
-            .and_then(|to| self.win.get(from..to))
-        else {
-            return false;
-        };
-        buf.copy_from_slice(bytes);
-        true
+        copy_at(self.win, (off - self.win_off) as usize, buf)
+    }
+}
+
+/// Fills `buf` from `src` at `off`; false if `src` does not hold it all.
+fn copy_at(src: &[u8], off: usize, buf: &mut [u8]) -> bool {
+    match off.checked_add(buf.len()).and_then(|end| src.get(off..end)) {
+        Some(bytes) => {
+            buf.copy_from_slice(bytes);
+            true
+        }
+        None => false,
     }
 }
 
