@@ -11,22 +11,16 @@
 #[allow(dead_code)]
 mod lru;
 
+#[path = "common/rng.rs"]
+#[allow(dead_code)]
+mod rng;
+
 use lru::{Link, Lru};
+use rng::Rng;
 
-/// xorshift64*: the same sequence on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
+/// A random index below `n`.
+fn pick(rng: &mut Rng, n: usize) -> usize {
+    rng.below(n as u64) as usize
 }
 
 /// The slots of `l`, oldest first, as `pop_oldest` gives them from a
@@ -48,7 +42,7 @@ fn order(l: &Lru, links: &[Link]) -> Vec<usize> {
 fn random_operations_match_a_model() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for round in 0..200 {
-        let mut links = vec![Link::OFF; 1 + rng.below(8)];
+        let mut links = vec![Link::OFF; 1 + pick(&mut rng, 8)];
         let (mut taken, mut free) = (Lru::new(), Lru::new());
         let (mut m_taken, mut m_free): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
         for i in 0..links.len() {
@@ -56,7 +50,7 @@ fn random_operations_match_a_model() {
             m_free.push(i);
         }
         for step in 0..2000 {
-            match rng.below(6) {
+            match pick(&mut rng, 6) {
                 // Take a free slot (the oldest free one), as an insertion does.
                 0 | 1 => {
                     let got = free.pop_oldest(&mut links);
@@ -70,7 +64,7 @@ fn random_operations_match_a_model() {
                 // A lookup found a taken slot.
                 2 => {
                     if !m_taken.is_empty() {
-                        let k = rng.below(m_taken.len());
+                        let k = pick(&mut rng, m_taken.len());
                         let i = m_taken.remove(k);
                         m_taken.push(i);
                         taken.touch(&mut links, i);
@@ -89,7 +83,7 @@ fn random_operations_match_a_model() {
                 // Drop any taken slot (a newer version replaced it).
                 4 => {
                     if !m_taken.is_empty() {
-                        let k = rng.below(m_taken.len());
+                        let k = pick(&mut rng, m_taken.len());
                         let i = m_taken.remove(k);
                         assert!(taken.remove(&mut links, i));
                         assert!(free.push(&mut links, i));
@@ -98,7 +92,7 @@ fn random_operations_match_a_model() {
                 }
                 // The slot arrays double.
                 _ => {
-                    if links.len() < 64 && rng.below(8) == 0 {
+                    if links.len() < 64 && pick(&mut rng, 8) == 0 {
                         let old = links.len();
                         links.resize(old * 2, Link::OFF);
                         for i in old..old * 2 {
