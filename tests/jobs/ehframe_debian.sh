@@ -154,7 +154,7 @@ ehd_run() {
 	for cg in fp fp,defer dwarf; do
 		m=$(echo $cg | tr , _)
 		e0=$(ehs entry_frames)
-		if ! $PERF record -q -B -N -o $EHD/$m.data -e cpu-clock -c 1000000 \
+		if ! $PERF record -q -B -N -o $EHD/$m.data -e cpu-clock -c ${EHD_PERIOD:-1000000} \
 			--call-graph $cg -- $exe "$@" >$EHD/$m.log 2>&1; then
 			diag "$name: perf record --call-graph $cg failed:"
 			sed 's/^/#   /' $EHD/$m.log | tail -5
@@ -213,8 +213,16 @@ ehd_run() {
 # each shell call is about ten C frames of execute_command and friends,
 # so the stacks range from shallow to hundreds of frames.
 t_ehframe_debian_bash() {
+	# One sample per 4 ms of CPU, not 1: bash's stacks are hundreds of
+	# frames deep, and perf script's reading of 10,000 such samples was
+	# most of CI's longest test (6 minutes on KASAN); about 700 to 900
+	# samples in fp and dwarf mode, 1,000 to 2,400 in fp,defer, remain.
+	EHD_PERIOD=4000000
 	ehd_run bash /usr/bin/bash -c 'f() { local j=0; while [ $j -lt 1000 ]; do j=$((j + 1)); done
 		[ $1 -gt 0 ] && f $(($1 - 1)); }; f 24; exit 0'
+	r=$?
+	EHD_PERIOD=
+	return $r
 }
 
 # perl: recursive Perl subs (Perl's calls do not recurse in C) and a
@@ -229,8 +237,11 @@ t_ehframe_debian_perl() {
 t_ehframe_debian_xz() {
 	mkdir -p $EHD
 	seq 1 150000 >/tmp/ehd-data
+	# 2 ms a sample: about 2,000 samples a mode, not 4,000 to 5,000.
+	EHD_PERIOD=2000000
 	ehd_run xz /usr/bin/xz -6 -T1 -k -f /tmp/ehd-data
 	r=$?
+	EHD_PERIOD=
 	rm -f /tmp/ehd-data /tmp/ehd-data.xz
 	return $r
 }
