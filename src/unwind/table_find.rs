@@ -46,7 +46,7 @@ use super::regs::UserRegs;
 use super::table::{row_hash, Common, Row, RowSlot, ROW_SLOTS};
 use super::table::{SLOT_FALLBACK, SLOT_OUTERMOST, SLOT_STARTS};
 use super::table_cache::{self as cache, Entry, Kind, Tables};
-use super::table_fns::{Functions, Rules};
+use super::table_fns::{FnIndex, Functions, Rules};
 use super::table_read::{entry_of, read_function, FileRef};
 use crate::sys::context;
 use crate::sys::stats::{self, Stat};
@@ -517,7 +517,7 @@ impl<'a> Memo<'a> {
         }
     }
 
-    /// [`Memo::lookup`] where the file's `.eh_frame` is looked up by
+    /// [`Memo::lookup`] where the file's section is looked up by
     /// function: the rows kept in `fns`, else read from the file (never
     /// by a walk that must not wait).  The memo keeps only rows of the
     /// common form (no index into a table to come back to).
@@ -531,6 +531,10 @@ impl<'a> Memo<'a> {
     ) -> Option<(Option<Found>, bool)> {
         let m = self.set.maps[i].as_ref()?;
         let link = (pc as u64).wrapping_sub(m.bias);
+        let kind = match fns.index {
+            FnIndex::EhFrame(_) => Kind::EhFrame,
+            FnIndex::Sframe(_) => Kind::SFrame,
+        };
         let (row, starts) = match fns.row(link) {
             Some(r) => r,
             None if self.cached_only => return None,
@@ -552,13 +556,13 @@ impl<'a> Memo<'a> {
                     map: i as u8,
                     flags: if starts { SLOT_STARTS } else { 0 },
                     index: 0,
-                    common: c.pack(true),
+                    common: c.pack(kind == Kind::EhFrame),
                 },
             );
         }
         let found = match (common, row) {
-            (Some(c), _) => Found::Common(c, Kind::EhFrame),
-            (None, Some(row)) => Found::Row(row, Kind::EhFrame),
+            (Some(c), _) => Found::Common(c, kind),
+            (None, Some(row)) => Found::Row(row, kind),
             (None, None) => return Some((None, starts)),
         };
         Some((Some(found), starts))

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The functions of one file looked up one at a time ([`Functions`]):
-//! for an `.eh_frame` too large to compile whole (`table_compile_kb`),
-//! each function a walk meets is read from the file through the
-//! header's sorted table ([`ehframe::lookup`]) and its rows kept here, so
-//! memory follows the code that was walked, not the size of the file.
-//! A file without `.eh_frame_hdr` (a static executable) gets a header
-//! made once ([`ehframe::synth_hdr_at`]), kept here and charged with the
-//! rows: 8 bytes a function.
+//! for a section too large to compile whole (`.eh_frame` over
+//! `table_compile_kb`; SFrame over `sframe_compile_kb` in a file whose
+//! `.eh_frame` cannot serve), each function a walk meets is read from
+//! the file through the section's sorted index ([`ehframe::lookup`],
+//! [`sframe::lookup_function`]) and its rows kept here, so memory
+//! follows the code that was walked, not the size of the file.  A file
+//! without `.eh_frame_hdr` (a static executable) gets a header made once
+//! ([`ehframe::synth_hdr_at`]), kept here and charged with the rows: 8
+//! bytes a function.
 //!
 //! At most [`MAX_FNS`] functions and [`ROW_BYTES`] bytes of rows per
 //! file, the least recently used going first.  The slot arrays start
@@ -29,8 +31,9 @@ use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::{new_mutex, new_spinlock, pin_init};
 
-use super::ehframe::{row_at, FnRow, Index, PROBE_MEMO};
+use super::ehframe::{self, row_at, FnRow, PROBE_MEMO};
 use super::lru::{Link, Lru};
+use super::sframe;
 use super::table::{Common, Row, COMMON_VALID};
 use crate::sys::stats::{self, Gauge};
 
@@ -42,6 +45,14 @@ const MIN_FNS: usize = 16;
 pub(crate) const ROW_BYTES: usize = 512 << 10;
 /// What a function costs besides its rows: its slot and allocation slack.
 const FN_OVERHEAD: usize = 64;
+
+/// The sorted index a file's functions are found through.
+pub(crate) enum FnIndex {
+    /// `.eh_frame_hdr`'s table (read from the file, or made here).
+    EhFrame(ehframe::Index),
+    /// SFrame's FDE array.
+    Sframe(sframe::Index),
+}
 
 /// The rules a file's functions give for a PC.
 #[derive(Clone, Copy)]
@@ -64,23 +75,27 @@ struct Kept {
     rule: u32,
 }
 
-/// One function: `[start, end)` (link-time) and its rows.
+/// One function: `[start, end)` (link-time) and its rows, at offsets
+/// from its start or, if `rep` is not 0 (an SFrame PCMASK function: a
+/// PLT), from the start of each `rep`-byte block.
 struct Function {
     start: u64,
     end: u64,
+    rep: u32,
     rows: KVec<Kept>,
     /// The rows without a common form (none, PLT, other registers).
     others: KVec<FnRow>,
 }
 
 impl Function {
-    /// `rows` (as [`super::ehframe::lookup`] gave them) kept compactly.
-    fn new(start: u64, end: u64, rows: &[FnRow]) -> Result<Self> {
+    /// `rows` (as a lookup gave them) kept compactly.
+    fn new(start: u64, end: u64, rep: u32, rows: &[FnRow]) -> Result<Self> {
         let other = |r: &FnRow| r.plt.is_some() || r.row.as_ref().and_then(Common::of).is_none();
         let n = rows.iter().filter(|r| other(r)).count();
         let mut f = Function {
             start,
             end,
+            rep,
             rows: KVec::with_capacity(rows.len(), GFP_KERNEL_ACCOUNT)?,
             others: KVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?,
         };
@@ -105,12 +120,15 @@ impl Function {
 
     /// The rules at `pc` and whether they change there.
     fn row(&self, pc: u64) -> (Rules, bool) {
-        let Some(off) = pc
+        let Some(mut off) = pc
             .checked_sub(self.start)
             .and_then(|o| u32::try_from(o).ok())
         else {
             return (Rules::None, false);
         };
+        if let Some(o) = off.checked_rem(self.rep) {
+            off = o;
+        }
         let Some(k) = self.rows.partition_point(|k| k.off <= off).checked_sub(1) else {
             return (Rules::None, false);
         };
@@ -121,13 +139,14 @@ impl Function {
             let c = Common::unpack(rule).map_or(Rules::None, |(c, _)| Rules::Common(c));
             return (c, at == off);
         }
-        match self
-            .others
-            .get(rule as usize)
-            .and_then(|r| row_at(core::slice::from_ref(r), self.start, pc))
-        {
-            Some((Some(row), starts)) => (Rules::Row(row), starts),
-            Some((None, starts)) => (Rules::None, starts),
+        match self.others.get(rule as usize) {
+            // The PLT expression's row depends on the PC in its block.
+            Some(r) if r.plt.is_some() => match row_at(core::slice::from_ref(r), self.start, pc) {
+                Some((Some(row), starts)) => (Rules::Row(row), starts),
+                Some((None, starts)) => (Rules::None, starts),
+                None => (Rules::None, false),
+            },
+            Some(r) => (r.row.map_or(Rules::None, Rules::Row), at == off),
             None => (Rules::None, false),
         }
     }
@@ -216,15 +235,16 @@ pub(crate) type MadeHdr = (u64, KVVec<u8>);
 /// The functions of one file looked up so far.
 #[pin_data(PinnedDrop)]
 pub(crate) struct Functions {
-    /// Where the file's header table and `.eh_frame` are.
-    pub(crate) index: Index,
+    /// Where the file's functions are found.
+    pub(crate) index: FnIndex,
     /// The header, if it was made here rather than read from the file.
     pub(crate) made: Option<MadeHdr>,
     #[pin]
     set: SpinLock<Set>,
     /// Held while a function of the file is read (`read_function()`),
     /// and by whoever grows the slot arrays; it keeps the search's first
-    /// probes of the header's table ([`super::ehframe::Index::find`]).
+    /// probes of the index's search ([`ehframe::Index::find`],
+    /// [`sframe::Index::find`]).
     #[pin]
     pub(crate) reading: Mutex<[Option<(u64, u64)>; PROBE_MEMO]>,
     /// `Set::held()`, for the cache's charge without the lock; also what
@@ -236,7 +256,7 @@ impl Functions {
     /// An empty set for the file whose header is `index` (`made`, if it
     /// was made here), its first slots allocated (charged to the current
     /// task's memory cgroup).
-    pub(crate) fn new(index: Index, made: Option<MadeHdr>) -> Result<Arc<Self>> {
+    pub(crate) fn new(index: FnIndex, made: Option<MadeHdr>) -> Result<Arc<Self>> {
         let slots = free_slots(MIN_FNS)?;
         let order = KVVec::with_capacity(MIN_FNS, GFP_KERNEL_ACCOUNT)?;
         let mut links = KVVec::from_elem(Link::OFF, MIN_FNS, GFP_KERNEL_ACCOUNT)?;
@@ -345,8 +365,8 @@ impl Functions {
         Some(found)
     }
 
-    /// Keeps a function read from the file (its rows copied, compactly,
-    /// before the lock is taken), evicting the least recently used ones
+    /// Keeps a function read from the file (`rep`: see [`Function`]; its
+    /// rows copied, compactly, before the lock is taken), evicting the least recently used ones
     /// to make room; returns the rules at `pc` and the number evicted.
     /// A function that overlaps one kept is dropped.  The functions'
     /// rows stay under `budget` bytes (at most [`ROW_BYTES`]: the caller
@@ -357,12 +377,13 @@ impl Functions {
         &self,
         start: u64,
         end: u64,
+        rep: u32,
         rows: &[FnRow],
         pc: u64,
         budget: usize,
     ) -> Result<((Rules, bool), usize)> {
         self.grow()?;
-        let mut f = Function::new(start, end, rows)?;
+        let mut f = Function::new(start, end, rep, rows)?;
         let found = f.row(pc);
         let evicted = self.keep(&mut f, budget.min(ROW_BYTES));
         Ok((found, evicted))
@@ -415,6 +436,7 @@ impl Functions {
             Function {
                 start: 0,
                 end: 0,
+                rep: 0,
                 rows: KVec::new(),
                 others: KVec::new(),
             },

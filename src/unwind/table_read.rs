@@ -15,7 +15,9 @@
 //! ([`super::table`]) and its bytes freed: only the compiled table is
 //! cached, charged to the reader's memory cgroup, within the cap.  A file
 //! whose SFrame is unusable falls back to its `.eh_frame`; one with both
-//! keeps both, `.eh_frame` for the PCs SFrame does not describe.
+//! keeps both, `.eh_frame` for the PCs SFrame does not describe.  A
+//! section too large to compile whole is looked up one function at a
+//! time instead ([`read_function`], [`super::table_fns`]).
 
 use kernel::alloc::KVVec;
 use kernel::bindings;
@@ -23,13 +25,13 @@ use kernel::ffi::c_void;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
-use super::ehframe::{self, FnRow, Index, LookupError};
+use super::ehframe::{self, FnRow, Index, LookupError, Source};
 use super::elf::{self, Ehdr, Phdr, Segments, EHDR_LEN, MAX_SHSTRTAB};
 use super::ffi::{self, FileId, VmaInfo};
 use super::sframe::{self, HEADER_LEN};
 use super::table::Builder;
 use super::table_cache::{self as cache, Compiled, Entry, Kind, Store, Tables};
-use super::table_fns::{Functions, MadeHdr, Rules};
+use super::table_fns::{FnIndex, Functions, MadeHdr, Rules};
 use crate::sys::stats::{self, Stat};
 
 /// The largest section read, whatever the cap (clang's are ~9 MiB).
@@ -201,6 +203,27 @@ fn read_sframe(file: &FileRef, p: Phdr) -> core::result::Result<Compiled, Miss> 
     Ok(t)
 }
 
+/// The index of the SFrame section `p`, whose functions are then read
+/// one at a time: its header only is read here.
+#[inline(never)]
+fn read_sframe_index(
+    file: &FileRef,
+    segs: &Segments,
+    p: Phdr,
+) -> core::result::Result<sframe::Index, Miss> {
+    let mut hdr = [0u8; HEADER_LEN];
+    if p.filesz < HEADER_LEN as u64 || !file.read_exact(&mut hdr, p.offset)? {
+        return Err(Miss::Bad);
+    }
+    let index = sframe::Index::parse(&hdr, p.vaddr, p.filesz).map_err(|_| Miss::Bad)?;
+    // Its functions are read where the file maps the section.
+    segs.file_range(p.vaddr)
+        .filter(|&(_, a)| a >= p.filesz)
+        .ok_or(Miss::Bad)?;
+    stats::inc(Stat::FnTables);
+    Ok(index)
+}
+
 /// Why an `.eh_frame` compile failed, as a miss.
 fn eh_miss(e: ehframe::EhError) -> Miss {
     match e {
@@ -344,19 +367,21 @@ fn read_eh(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Result
 }
 
 /// The tables of `file`: SFrame, with `.eh_frame` for what SFrame does
-/// not describe; else `.eh_frame` alone.  SFrame is compiled whole, so a
-/// section over `sframe_compile_kb` is left for `.eh_frame`, looked up
-/// one function at a time (through a header made for it if the file has
-/// none): no file is compiled whole for being large.  Only a file whose
-/// `.eh_frame` is missing or unusable has its large SFrame compiled.
+/// not describe; else `.eh_frame` alone.  A section over
+/// `sframe_compile_kb` is not compiled: the file's `.eh_frame` serves
+/// instead, looked up one function at a time (through a header made for
+/// it if the file has none), or, if it is missing or unusable, the
+/// SFrame section is, through its FDE array.  No file is compiled whole
+/// for being large.
 #[inline(never)]
 fn read_tables(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Result<Tables, Miss> {
     let tables = |table, eh: Option<EhTable>| -> core::result::Result<Tables, Miss> {
         let (fallback, fns) = match eh {
             Some(EhTable::Whole(c)) => (Some(c), None),
-            Some(EhTable::ByFunction(i, made)) => {
-                (None, Some(Functions::new(i, made).map_err(|_| Miss::Io)?))
-            }
+            Some(EhTable::ByFunction(i, made)) => (
+                None,
+                Some(Functions::new(FnIndex::EhFrame(i), made).map_err(|_| Miss::Io)?),
+            ),
             None => (None, None),
         };
         Ok(Tables {
@@ -379,17 +404,28 @@ fn read_tables(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Re
                 Err(Miss::None | Miss::Bad) => {}
             }
         }
+        if large {
+            match read_sframe_index(file, segs, p) {
+                Ok(i) => {
+                    let fns = Functions::new(FnIndex::Sframe(i), None).map_err(|_| Miss::Io)?;
+                    return Ok(Tables {
+                        table: Compiled::empty(Kind::SFrame),
+                        fallback: None,
+                        fns: Some(fns),
+                    });
+                }
+                Err(Miss::Bad) => stats::inc(Stat::SframeRejects),
+                Err(Miss::None) => {}
+                Err(Miss::Io) => return Err(Miss::Io),
+            }
+            return Err(Miss::Bad);
+        }
         match read_sframe(file, p) {
             Ok(sf) => {
-                // If large, `.eh_frame` was found missing or unusable above.
-                let eh = if large {
-                    None
-                } else {
-                    match read_eh(file, ehdr, segs) {
-                        Ok(eh) => Some(eh),
-                        Err(Miss::None | Miss::Bad) => None,
-                        Err(Miss::Io) => return Err(Miss::Io),
-                    }
+                let eh = match read_eh(file, ehdr, segs) {
+                    Ok(eh) => Some(eh),
+                    Err(Miss::None | Miss::Bad) => None,
+                    Err(Miss::Io) => return Err(Miss::Io),
                 };
                 return tables(sf, eh);
             }
@@ -528,11 +564,12 @@ fn copy_at(src: &[u8], off: usize, buf: &mut [u8]) -> bool {
 }
 
 /// The rules at `link` (a link-time address of the file mapped at `ip`)
-/// read from the file by function ([`ehframe::lookup`]), the function
-/// kept in `fns`; `None` if it cannot be read, or describes no function
-/// there (frame pointers then).  Task context that may sleep: it reads
-/// the file (the one `entry` describes, else nothing).  Out of line: it
-/// needs stack for the file reads.
+/// read from the file by function ([`ehframe::lookup`],
+/// [`sframe::lookup_function`]), the function kept in `fns`; `None` if
+/// it cannot be read, or describes no function there (frame pointers
+/// then).  Task context that may sleep: it reads the file (the one
+/// `entry` describes, else nothing).  Out of line: it needs stack for
+/// the file reads.
 #[inline(never)]
 pub(crate) fn read_function(
     ip: usize,
@@ -572,6 +609,38 @@ pub(crate) fn read_function(
         win_len: 0,
     };
     stats::inc(Stat::FnReads);
+    let memo = &mut *probes;
+    let (start, end, rep, rows, n, bad) = match &fns.index {
+        FnIndex::EhFrame(index) => eh_function(index, &mut src, link, memo)?,
+        FnIndex::Sframe(index) => sframe_function(index, &mut src, link, memo)?,
+    };
+    if bad {
+        stats::inc(Stat::FnRejects);
+    }
+    // A file keeps at most half the cap in functions: it lets go of its
+    // own oldest first, not the cache of the whole file.
+    let (r, evicted) = fns
+        .insert(start, end, rep, rows.get(..n)?, link, cache::cap() / 2)
+        .ok()?;
+    stats::add(Stat::FnEvictions, evicted as u64);
+    // What the file's functions hold now counts against the cap.
+    cache::recharge(entry, tables.held());
+    Some(r)
+}
+
+/// A function read for [`read_function`]: `[start, end)`, its block size
+/// (see `table_fns::Function`), its rows (the first so many of the
+/// vector), and whether it was refused for its bytes (kept without rows,
+/// as a range with none, so that it is not read again at each meeting).
+type ReadFn = (u64, u64, u32, KVVec<FnRow>, usize, bool);
+
+/// The `.eh_frame` function at `link`; `None` if it cannot be read.
+fn eh_function(
+    index: &Index,
+    src: &mut FileSource<'_>,
+    link: u64,
+    memo: &mut [Option<(u64, u64)>],
+) -> Option<ReadFn> {
     // Small buffers first (nearly every function fits them), the full
     // sizes for the rest: what is zeroed per miss stays small.
     let mut r = Err(LookupError::Short);
@@ -593,36 +662,77 @@ pub(crate) fn read_function(
         let mut rows = KVVec::from_elem(none, n, GFP_KERNEL).ok()?;
         let mut steps = 0;
         r = ehframe::lookup(
-            &fns.index,
-            &mut src,
+            index,
+            src,
             link,
             &mut scratch,
             &mut rows,
             &mut steps,
             &mut hole,
-            &mut *probes,
+            memo,
         );
         kept = Some(rows);
     }
     let rows = kept?;
-    let (start, end, found) = match r {
-        Ok(f) => (f.start, f.end, rows.get(..f.rows)?),
+    match r {
+        Ok(f) => Some((f.start, f.end, 0, rows, f.rows, false)),
         Err(e) => {
             // No FDE there is code without CFI, not a bad file.
-            if !matches!(e, LookupError::Read | LookupError::NotFound) {
-                stats::inc(Stat::FnRejects);
-            }
-            // Kept as a function without rows (frame pointers there), so
-            // that it is not read again at each meeting.
+            let bad = !matches!(e, LookupError::Read | LookupError::NotFound);
             let (a, b) = hole?;
-            (a, b, &[][..])
+            Some((a, b, 0, rows, 0, bad))
         }
-    };
-    // A file keeps at most half the cap in functions: it lets go of its
-    // own oldest first, not the cache of the whole file.
-    let (r, evicted) = fns.insert(start, end, found, link, cache::cap() / 2).ok()?;
-    stats::add(Stat::FnEvictions, evicted as u64);
-    // What the file's functions hold now counts against the cap.
-    cache::recharge(entry, tables.held());
-    Some(r)
+    }
+}
+
+/// The SFrame function at `link`; `None` if it cannot be read.
+fn sframe_function(
+    index: &sframe::Index,
+    src: &mut FileSource<'_>,
+    link: u64,
+    memo: &mut [Option<(u64, u64)>],
+) -> Option<ReadFn> {
+    use sframe::LookupError as E;
+    let mut r = Err(E::Short);
+    let mut rows = KVVec::new();
+    let mut hole = None;
+    for len in [sframe::SMALL_SCRATCH_LEN, sframe::SCRATCH_LEN] {
+        if r != Err(E::Short) {
+            break;
+        }
+        let mut scratch = KVVec::from_elem(0u8, len, GFP_KERNEL).ok()?;
+        rows = KVVec::new();
+        let mut steps = 0;
+        // Equal neighbours merge, as the engine's builder merges them.
+        let mut sink = |off: u32, row| {
+            if rows.last().is_some_and(|r: &FnRow| r.row == Some(row)) {
+                return true;
+            }
+            let r = FnRow {
+                off,
+                row: Some(row),
+                plt: None,
+            };
+            rows.push(r, GFP_KERNEL).is_ok()
+        };
+        r = sframe::lookup_function(
+            index,
+            &mut |a, b| src.read(a, b),
+            link,
+            &mut scratch,
+            &mut steps,
+            &mut hole,
+            memo,
+            &mut sink,
+        );
+    }
+    let n = rows.len();
+    match r {
+        Ok(f) => Some((f.start, f.end, f.rep, rows, n, false)),
+        Err(e) => {
+            let bad = matches!(e, E::Fde(_) | E::TooBig);
+            let (a, b) = hole?;
+            Some((a, b, 0, rows, 0, bad))
+        }
+    }
 }

@@ -435,8 +435,39 @@ t_tables_sframe_large() {
 	return $r
 }
 
+# A file with SFrame and no .eh_frame the module can find (sfchain-sfonly,
+# v2 and v3): over sframe_compile_kb (0: every section) its functions are
+# looked up one at a time through the FDE array, and the chains stay
+# exact; at the default cap the same section is compiled whole.
+t_tables_sframe_by_function() {
+	[ -x /sframe/v2/sfchain-sfonly ] || { diag "SKIP: no /sframe/v2/sfchain-sfonly"; return 4; }
+	r=0
+	tables_reload sframe_compile_kb=0 || return 1
+	for v in v2 v3; do
+		for d in 1 8 64 300; do
+			for m in 0 2; do
+				/sframe/$v/sfchain-sfonly chain $d $m ||
+					{ diag "$v chain $d mode $m failed"; r=1; }
+			done
+		done
+	done
+	diag "fn_tables $(ehs fn_tables), fn_reads $(ehs fn_reads), fn_rejects $(ehs fn_rejects)," \
+		"sframe_reads $(ehs sframe_reads), sframe_frames $(ehs sframe_frames)"
+	expect_eq "SFrame sections read whole" $(ehs sframe_reads) 0 || r=1
+	expect_ge "files by function (the two programs)" $(ehs fn_tables) 2 || r=1
+	expect_ge "functions read" $(ehs fn_reads) 4 || r=1
+	expect_eq "functions refused" $(ehs fn_rejects) 0 || r=1
+	expect_ge "SFrame frames" $(ehs sframe_frames) 1000 || r=1
+	expect_eq ".eh_frame frames" $(ehs ehframe_frames) 0 || r=1
+	tables_reload || r=1
+	/sframe/v3/sfchain-sfonly chain 64 0 || r=1
+	expect_ge "SFrame sections read (default)" $(ehs sframe_reads) 1 || r=1
+	expect_eq "files by function (default)" $(ehs fn_tables) 0 || r=1
+	return $r
+}
+
 T_TABLES="t_tables_compiled_whole t_tables_big t_tables_shared_miss t_tables_capped \
-	t_tables_no_atime t_tables_sframe_large"
+	t_tables_no_atime t_tables_sframe_large t_tables_sframe_by_function"
 
 T_EHFRAME="t_ehframe_chain_static t_ehframe_chain_static_nohdr t_ehframe_chain_static_pie t_ehframe_chain_dynamic \
 	t_ehframe_shared_dlopen t_ehframe_cxx t_ehframe_deferred t_ehframe_mixed_fp \

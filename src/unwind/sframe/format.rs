@@ -97,6 +97,15 @@ impl Version {
         }
     }
 
+    /// Where an FDE keeps the offset of its first FRE (v3: of its
+    /// attribute) in the FRE sub-section: a `u32` this many bytes in.
+    pub const fn fre_off_at(self) -> usize {
+        match self {
+            Version::V1 | Version::V2 => 8,
+            Version::V3 => 12,
+        }
+    }
+
     /// The flags this version defines.
     const fn known_flags(self) -> u8 {
         match self {

@@ -6,6 +6,10 @@
 //! ([`Section::new`] is there, so that this file does not depend on it).  Every
 //! accessor is bounds-checked, so a section that was never validated
 //! gives wrong answers or errors, never a panic.
+//!
+//! A section may also be a window ([`Section::window`]): one FDE and the
+//! bytes of the FRE sub-section from its first FRE on, as a lookup by
+//! function reads them from the file; the same accessors decode them.
 
 use super::error::SframeError;
 use super::format::{read_i32, read_i64, read_u16, read_u32, read_u8, Fde, Fixed, Header, Version};
@@ -31,6 +35,10 @@ pub struct Section<'a> {
     addr: u64,
     /// The number of bytes of the section that are used.
     len: usize,
+    /// The index of the first FDE in `fdes` (0 but in a window).
+    fde_base: u32,
+    /// The offset of `fres` in the FRE sub-section (0 but in a window).
+    fre_base: usize,
 }
 
 impl<'a> Section<'a> {
@@ -61,7 +69,35 @@ impl<'a> Section<'a> {
             fdes_addr,
             addr,
             len: l.len,
+            fde_base: 0,
+            fre_base: 0,
         })
+    }
+
+    /// A window on the section at `addr` whose header is `header`: FDE
+    /// `i`'s bytes `fde` (at link-time address `fde_addr`) and the FRE
+    /// sub-section's bytes from offset `fre_base` on (`fres`, maybe not
+    /// to its end).  [`Section::fde`] of `i` decodes them, with
+    /// [`Fde::fres_off`] counted in `fres`; other FDEs are out of bounds.
+    pub fn window(
+        header: Header,
+        addr: u64,
+        i: u32,
+        fde: &'a [u8],
+        fde_addr: u64,
+        fre_base: usize,
+        fres: &'a [u8],
+    ) -> Section<'a> {
+        Section {
+            header,
+            fdes: fde,
+            fres,
+            fdes_addr: fde_addr,
+            addr,
+            len: 0,
+            fde_base: i,
+            fre_base,
+        }
     }
 
     /// The number of bytes the section uses (from its header).
@@ -87,8 +123,9 @@ impl<'a> Section<'a> {
         }
     }
 
-    /// The offset of FDE `i` in the FDE sub-section.
+    /// The offset of FDE `i` in `fdes`.
     fn fde_off(&self, i: u32) -> Result<usize, SframeError> {
+        let i = i.checked_sub(self.fde_base).ok_or(SframeError::Truncated)?;
         (i as usize)
             .checked_mul(self.header.version.fde_len())
             .ok_or(SframeError::Overflow)
@@ -124,9 +161,15 @@ impl<'a> Section<'a> {
         let off = self.fde_off(i)?;
         let at = |d: usize| off.checked_add(d).ok_or(SframeError::Overflow);
         let v = self.header.version;
+        // The first FRE's offset (v3: the attribute's) in `fres`.
+        let rebase = |o: u32| {
+            (o as usize)
+                .checked_sub(self.fre_base)
+                .ok_or(SframeError::FreOffsetOutOfBounds)
+        };
         let (size, num_fres, info, info2, rep_size, fres_off) = match v {
             Version::V1 | Version::V2 => {
-                let fre_off = read_u32(self.fdes, at(8)?)?;
+                let fre_off = rebase(read_u32(self.fdes, at(v.fre_off_at())?)?)?;
                 let rep_size = if v == Version::V2 {
                     read_u8(self.fdes, at(17)?)?
                 } else {
@@ -138,12 +181,11 @@ impl<'a> Section<'a> {
                     read_u8(self.fdes, at(16)?)?,
                     0,
                     rep_size,
-                    fre_off as usize,
+                    fre_off,
                 )
             }
             Version::V3 => {
-                let fre_off = read_u32(self.fdes, at(12)?)?;
-                let a = fre_off as usize;
+                let a = rebase(read_u32(self.fdes, at(v.fre_off_at())?)?)?;
                 let attr = |d: usize| a.checked_add(d).ok_or(SframeError::Overflow);
                 let oob = |_| SframeError::FreOffsetOutOfBounds;
                 (
