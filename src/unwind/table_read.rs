@@ -615,6 +615,8 @@ pub(crate) fn read_function(
         FnIndex::Sframe(index) => sframe_function(index, &mut src, link, memo)?,
     };
     if bad {
+        // Kept all the same, as a range without rows (frame pointers
+        // there), so that it is not read again at each meeting.
         stats::inc(Stat::FnRejects);
     }
     // A file keeps at most half the cap in functions: it lets go of its
