@@ -88,6 +88,7 @@ stats! {
         FnEvictions => "fn_evictions",
         FnWaits => "fn_waits",
         PerfGoing => "perf_going",
+        TableReadWaits => "table_read_waits",
     }
     gauges {
         TableCacheBytes => "table_cache_bytes",

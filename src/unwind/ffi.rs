@@ -46,6 +46,10 @@ extern "C" {
     /// The table cache's mutex if it is free.
     pub(crate) fn unwind_rs_table_cache_trylock() -> bool;
     pub(crate) fn unwind_rs_table_cache_unlock();
+    /// The mutex held while a file's tables are read; false if current
+    /// was killed while waiting for it.  Task context that may sleep.
+    pub(crate) fn unwind_rs_table_read_lock() -> bool;
+    pub(crate) fn unwind_rs_table_read_unlock();
     /// Current's VMA at `ip` and a reference to its `struct file` if it
     /// is an executable file mapping (NULL otherwise; `v` empty if
     /// unmapped).  The file is `c_void` here: bindgen's `struct file`

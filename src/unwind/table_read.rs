@@ -437,6 +437,30 @@ fn read_tables(file: &FileRef, ehdr: &Ehdr, segs: &Segments) -> core::result::Re
     eh_only(read_eh(file, ehdr, segs)?)
 }
 
+/// The mutex held while a file's tables are read and cached.
+///
+/// # Invariants
+///
+/// The value exists only while its holder holds the mutex.
+struct Reading(());
+
+impl Reading {
+    /// Waits for the mutex; `None` if current is killed meanwhile.
+    /// Task context that may sleep.
+    fn lock() -> Option<Self> {
+        // SAFETY: Task context that may sleep: only walks that may fault
+        // read files.
+        unsafe { ffi::unwind_rs_table_read_lock() }.then_some(Reading(()))
+    }
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        // SAFETY: Held (the type invariant).
+        unsafe { ffi::unwind_rs_table_read_unlock() };
+    }
+}
+
 /// The cached entry of `file`'s current version, read if needed, with
 /// its tables pinned for this walk (`None` for a negative entry); `None`
 /// on an I/O error or no memory (nothing cached: the next walk retries).
@@ -457,6 +481,16 @@ pub(crate) fn entry_of(
     }
     if cached_only {
         return None;
+    }
+    // One reader: tasks that miss the same file at once read it once; the
+    // others wait for it and find it cached.
+    let _reading = Reading::lock()?;
+    if let Some(e) = cache::get(&id, false) {
+        let pin = e.pin();
+        if pin.is_some() || !e.usable {
+            stats::inc(Stat::TableReadWaits);
+            return Some((e, pin));
+        }
     }
     let (ehdr, segs) = match read_segments(file) {
         Ok(h) => h,

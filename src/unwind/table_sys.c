@@ -127,6 +127,25 @@ void unwind_rs_table_cache_unlock(void)
 }
 
 /*
+ * Held while a file's tables are read (table_read.rs), so that tasks
+ * that miss the same file at once read it once: the others wait, then
+ * find it cached.  One for all files: with the defaults a read is a
+ * header or a section of at most sframe_compile_kb, and a task being
+ * killed stops waiting.
+ */
+static DEFINE_MUTEX(unwind_rs_table_read_mutex);
+
+bool unwind_rs_table_read_lock(void)
+{
+	return !mutex_lock_killable(&unwind_rs_table_read_mutex);
+}
+
+void unwind_rs_table_read_unlock(void)
+{
+	mutex_unlock(&unwind_rs_table_read_mutex);
+}
+
+/*
  * The VMA of current that holds @ip: its range and page offset in @v, and
  * a reference to its file if it is an executable mapping of a regular
  * file (the caller fput()s it).  NULL with an empty range when @ip is

@@ -89,6 +89,8 @@ bool unwind_rs_table_read_keep_going(void);
 void unwind_rs_table_cache_lock(void);
 bool unwind_rs_table_cache_trylock(void);
 void unwind_rs_table_cache_unlock(void);
+bool unwind_rs_table_read_lock(void);
+void unwind_rs_table_read_unlock(void);
 struct file *unwind_rs_vma_file(unsigned long ip, struct unwind_rs_vma *v, bool trylock);
 void unwind_rs_file_id(struct file *file, struct unwind_rs_file_id *id);
 ssize_t unwind_rs_file_read(struct file *file, void *buf, size_t len, loff_t pos);

@@ -364,6 +364,27 @@ t_tables_shared_miss() {
 	return $r
 }
 
+# Eight threads that meet the same files first at once, each file's
+# .eh_frame compiled whole (table_compile_kb=1048576): each file is read
+# once, the other threads wait for the reader and find its table cached
+# (table_read_waits), never eight copies.
+t_tables_shared_read() {
+	eh_need || return 4
+	r=0
+	for n in 1 8; do
+		tables_reload table_compile_kb=1048576 || return 1
+		$EH/ehchain-dyn threads $n 64 0 $EH/libehdl.so ||
+			{ diag "$n threads: a chain is not exact"; r=1; }
+		eval reads$n=$(ehs ehframe_reads) waits$n=$(ehs table_read_waits)
+		diag "$n threads: sections read $(ehs ehframe_reads), misses another's read answered $(ehs table_read_waits)"
+	done
+	expect_ge "sections read by one thread (program, libraries)" $reads1 3 || r=1
+	expect_eq "sections read by eight threads" $reads8 $reads1 || r=1
+	expect_ge "misses another's read answered" $waits8 1 || r=1
+	tables_reload || r=1
+	return $r
+}
+
 # Under a small cap (table_cache_kb=64, every file by function) walks
 # meet more of libehbig.so's functions than fit: the chains stay exact,
 # the file lets go of its oldest functions (fn_evictions), and what the
@@ -467,7 +488,7 @@ t_tables_sframe_by_function() {
 }
 
 T_TABLES="t_tables_compiled_whole t_tables_big t_tables_shared_miss t_tables_capped \
-	t_tables_no_atime t_tables_sframe_large t_tables_sframe_by_function"
+	t_tables_no_atime t_tables_sframe_large t_tables_sframe_by_function t_tables_shared_read"
 
 T_EHFRAME="t_ehframe_chain_static t_ehframe_chain_static_nohdr t_ehframe_chain_static_pie t_ehframe_chain_dynamic \
 	t_ehframe_shared_dlopen t_ehframe_cxx t_ehframe_deferred t_ehframe_mixed_fp \
