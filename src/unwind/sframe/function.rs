@@ -26,8 +26,9 @@
 
 use super::super::table::Row;
 use super::error::SframeError;
-use super::format::{read_u32, row, Fre, Header, V3_ATTR_LEN};
+use super::format::{read_u32, Header, V3_ATTR_LEN};
 use super::section::Section;
+use super::validate::fde_rows;
 
 /// The most single-FDE probes: 2^32 FDEs, halved each time, narrow to a
 /// block in at most this many.
@@ -332,32 +333,17 @@ fn lookup_at(
     }
     let fres = scratch.get(..have).ok_or(LookupError::Read)?;
     let fixed = idx.window(i, fb, first, fres).fixed();
-    let limit = if fde.pcmask {
-        fde.rep_size as u32
-    } else {
-        fde.size
-    };
-    let mut at = fde.fres_off;
-    let mut last: Option<u32> = None;
-    for _ in 0..fde.num_fres {
+    // The validation pass's checks, one step per FRE.
+    let all = fde_rows(fres, fixed, &fde, &mut |start, row| {
         *steps = steps.saturating_add(1);
-        let (fre, next) = Fre::decode(fres, at, fde.fre_type).map_err(bad)?;
-        if last.is_some_and(|l| fre.start <= l) {
-            return Err(bad(SframeError::FreStartNotIncreasing));
-        }
-        if fre.start >= limit {
-            return Err(bad(SframeError::FreStartPastEnd));
-        }
-        let r = row(fres, fixed, &fde, &fre).map_err(bad)?;
-        if !sink(fre.start, r) {
-            return Err(LookupError::Full);
-        }
-        last = Some(fre.start);
-        at = next;
+        sink(start, row)
+    });
+    if !all.map_err(bad)? {
+        return Err(LookupError::Full);
     }
     Ok(Found {
         start: fde.start,
         end,
-        rep: if fde.pcmask { limit } else { 0 },
+        rep: if fde.pcmask { fde.rep_size as u32 } else { 0 },
     })
 }

@@ -20,8 +20,9 @@
 //! Cost: one pass over the FDEs and over at most the header's number of
 //! FREs, which the layout check bounded by the section's size.
 
+use super::super::table::Row;
 use super::error::SframeError;
-use super::format::{row, Fre};
+use super::format::{row, Fde, Fixed, Fre};
 use super::section::Section;
 
 /// The most FREs one function may have.  A lookup scans its function's
@@ -70,28 +71,45 @@ pub fn validate(s: &Section<'_>) -> Result<(), SframeError> {
         if seen > claimed {
             return Err(SframeError::FreCountMismatch);
         }
-        let limit = if fde.pcmask {
-            fde.rep_size as u32
-        } else {
-            fde.size
-        };
-        let mut off = fde.fres_off;
-        let mut last: Option<u32> = None;
-        for _ in 0..fde.num_fres {
-            let (fre, next) = Fre::decode(fres, off, fde.fre_type)?;
-            if last.is_some_and(|l| fre.start <= l) {
-                return Err(SframeError::FreStartNotIncreasing);
-            }
-            if fre.start >= limit {
-                return Err(SframeError::FreStartPastEnd);
-            }
-            row(fres, fixed, &fde, &fre)?;
-            last = Some(fre.start);
-            off = next;
-        }
+        fde_rows(fres, fixed, &fde, &mut |_, _| true)?;
     }
     if seen != claimed {
         return Err(SframeError::FreCountMismatch);
     }
     Ok(())
+}
+
+/// Checks the FREs of `fde` in `fres` (the FRE sub-section, or a window
+/// on it from the FDE's first FRE on), as the validation pass does: in
+/// bounds, starts strictly increasing and below the function's end
+/// (PCMASK: the block's), rules valid.  Gives each FRE's start and rules
+/// to `each`, in order; `Ok(false)` as soon as `each` says stop.
+pub(crate) fn fde_rows(
+    fres: &[u8],
+    fixed: Fixed,
+    fde: &Fde,
+    each: &mut dyn FnMut(u32, Row) -> bool,
+) -> Result<bool, SframeError> {
+    let limit = if fde.pcmask {
+        fde.rep_size as u32
+    } else {
+        fde.size
+    };
+    let mut off = fde.fres_off;
+    let mut last: Option<u32> = None;
+    for _ in 0..fde.num_fres {
+        let (fre, next) = Fre::decode(fres, off, fde.fre_type)?;
+        if last.is_some_and(|l| fre.start <= l) {
+            return Err(SframeError::FreStartNotIncreasing);
+        }
+        if fre.start >= limit {
+            return Err(SframeError::FreStartPastEnd);
+        }
+        if !each(fre.start, row(fres, fixed, fde, &fre)?) {
+            return Ok(false);
+        }
+        last = Some(fre.start);
+        off = next;
+    }
+    Ok(true)
 }
