@@ -450,7 +450,9 @@ impl Reading {
     fn lock() -> Option<Self> {
         // SAFETY: Task context that may sleep: only walks that may fault
         // read files.
-        unsafe { ffi::unwind_rs_table_read_lock() }.then_some(Reading(()))
+        let taken = unsafe { ffi::unwind_rs_table_read_lock() };
+        // Made only if taken: a value made and dropped would unlock.
+        taken.then(|| Reading(()))
     }
 }
 
