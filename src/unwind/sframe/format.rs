@@ -213,6 +213,14 @@ impl Header {
         })
     }
 
+    /// The fixed offsets that rows fall back on.
+    pub const fn fixed(&self) -> Fixed {
+        Fixed {
+            ra: self.fixed_ra_offset,
+            fp: self.fixed_fp_offset,
+        }
+    }
+
     /// Whether FDE start addresses are counted from the field itself.
     /// v3 sections from binutils always set it; without it, they count
     /// from the start of the section.

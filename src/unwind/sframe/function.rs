@@ -332,9 +332,8 @@ fn lookup_at(
         have = need;
     }
     let fres = scratch.get(..have).ok_or(LookupError::Read)?;
-    let fixed = idx.window(i, fb, first, fres).fixed();
     // The validation pass's checks, one step per FRE.
-    let all = fde_rows(fres, fixed, &fde, &mut |start, row| {
+    let all = fde_rows(fres, idx.header.fixed(), &fde, &mut |start, row| {
         *steps = steps.saturating_add(1);
         sink(start, row)
     });

@@ -117,10 +117,7 @@ impl<'a> Section<'a> {
 
     /// The header's fixed offsets.
     pub(crate) const fn fixed(&self) -> Fixed {
-        Fixed {
-            ra: self.header.fixed_ra_offset,
-            fp: self.header.fixed_fp_offset,
-        }
+        self.header.fixed()
     }
 
     /// The offset of FDE `i` in `fdes`.
