@@ -12,7 +12,8 @@
 //! a call instruction (the topmost frame of code without a row).
 //!
 //! Unwind tables: the formats are pure `core` (`sframe/`, `ehframe/`,
-//! `elf.rs`: the same files compile into the host tests), each compiled
+//! `elf.rs`: the same files compile into the host tests; a lookup by
+//! function searches either's sorted index with `sorted.rs`), each compiled
 //! into the engine's one form (`table/`, also pure `core`); the kernel
 //! side reads a file's section and compiles it (`table_read.rs`), caches
 //! the compiled tables by file identity (`table_cache.rs`; a large
@@ -35,6 +36,8 @@ mod lru;
 mod regs;
 #[allow(unreachable_pub)]
 mod sframe;
+#[allow(unreachable_pub)]
+mod sorted;
 #[allow(unreachable_pub)]
 mod table;
 mod table_cache;

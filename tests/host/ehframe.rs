@@ -15,6 +15,8 @@
 
 #[path = "../../src/unwind/ehframe/mod.rs"]
 mod ehframe;
+#[path = "../../src/unwind/sorted.rs"]
+mod sorted;
 #[path = "../../src/unwind/table/mod.rs"]
 #[allow(dead_code, unused_imports)]
 mod table;

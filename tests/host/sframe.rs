@@ -15,6 +15,8 @@
 
 #[path = "../../src/unwind/sframe/mod.rs"]
 mod sframe;
+#[path = "../../src/unwind/sorted.rs"]
+mod sorted;
 #[path = "../../src/unwind/table/mod.rs"]
 #[allow(dead_code)]
 mod table;

@@ -24,6 +24,8 @@
 //! a table that is not sorted finds some entry or none, and that entry's
 //! FDE must still cover the PC.
 
+pub use super::super::sorted::MAX_PROBES;
+use super::super::sorted::{self, Sorted};
 use super::super::table::Row;
 use super::cfa::{CfaState, Ctx, RunError, State};
 use super::compile::{cfa_rule, cie_machine, row_of};
@@ -36,9 +38,6 @@ use super::hdr::{decode_entry, head, ENTRY_LEN};
 pub const MAX_CIE_LEN: usize = 512;
 /// Table entries read at once when the search is that narrow.
 pub const BLOCK_ENTRIES: u32 = 128;
-/// The most single-entry probes: 2^32 entries, halved each time, narrow
-/// to a block in at most this many.
-pub const MAX_PROBES: u64 = 32;
 /// The search-tree nodes whose probes a caller may keep ([`Index::find`]):
 /// the first 5 levels.
 pub const PROBE_MEMO: usize = 32;
@@ -134,13 +133,11 @@ impl Index {
 
     /// The last entry whose location is at or below `pc`: (location,
     /// FDE address, the next entry's location if the search read it).
-    /// At most [`MAX_PROBES`] reads of one entry, then one of at most
-    /// [`BLOCK_ENTRIES`]; `steps` counts entries read.  Every search of a
-    /// table starts with the same probes: `memo` (of at most
-    /// [`PROBE_MEMO`] entries, kept by the caller for this index and
-    /// empty at first) remembers those of the first levels, slot `k` the
-    /// `k`-th node of the search tree (1 its root, `2k` and `2k + 1` its
-    /// children).
+    /// The bounded search of [`sorted::find`]: at most [`MAX_PROBES`]
+    /// reads of one entry, then one of at most [`BLOCK_ENTRIES`]; `steps`
+    /// counts entries read; `memo` (of at most [`PROBE_MEMO`] entries,
+    /// kept by the caller for this index and empty at first) keeps the
+    /// first levels' probes.
     pub fn find<S: Source>(
         &self,
         src: &mut S,
@@ -149,69 +146,50 @@ impl Index {
         steps: &mut u64,
         memo: &mut [Option<(u64, u64)>],
     ) -> Result<(u64, u64, Option<u64>), LookupError> {
-        // The answer is entry `hi - 1`, with `hi` the first entry whose
-        // location is above `pc`: it lies in `[lo, hi]`.
-        let (mut lo, mut hi) = (0u32, self.fde_count);
-        // Entry `lo - 1`, once a probe read it; entry `hi`'s location.
-        let mut below = None;
-        let mut above = None;
-        let mut probes = 0;
-        let mut node = 1usize;
-        while hi - lo > BLOCK_ENTRIES && probes < MAX_PROBES {
-            probes += 1;
-            *steps = steps.saturating_add(1);
-            let mid = lo + (hi - lo) / 2;
-            let kept = if node < PROBE_MEMO {
-                memo.get_mut(node)
-            } else {
-                None
-            };
-            let (loc, fde) = match kept {
-                Some(Some(e)) => *e,
-                slot => {
-                    let mut e = [0u8; ENTRY_LEN];
-                    if !src.read(self.entry_addr(mid), &mut e) {
-                        return Err(LookupError::Read);
-                    }
-                    let e = decode_entry(&e, self.hdr_addr).ok_or(LookupError::Read)?;
-                    if let Some(slot) = slot {
-                        *slot = Some(e);
-                    }
-                    e
-                }
-            };
-            node = node.saturating_mul(2).saturating_add((loc <= pc) as usize);
-            if loc <= pc {
-                lo = mid + 1;
-                below = Some((loc, fde));
-            } else {
-                hi = mid;
-                above = Some(loc);
-            }
-        }
-        // Halving from at most 2^32 entries narrows to a block within
-        // MAX_PROBES; anything else is a bug, not a long search.
-        let n = (hi - lo).min(BLOCK_ENTRIES) as usize;
-        let block = scratch.get_mut(..n * ENTRY_LEN).ok_or(LookupError::Read)?;
-        if n > 0 && !src.read(self.entry_addr(lo), block) {
-            return Err(LookupError::Read);
-        }
-        *steps = steps.saturating_add(n as u64);
-        // Every entry of the block above `pc`: the one before it is the
-        // answer (none before the first).
-        let mut found = below;
-        let mut next = (n == (hi - lo) as usize).then_some(above).flatten();
-        for e in block.chunks_exact(ENTRY_LEN) {
-            let (loc, fde) = decode_entry(e, self.hdr_addr).ok_or(LookupError::Read)?;
-            if loc > pc {
-                next = Some(loc);
-                break;
-            }
-            found = Some((loc, fde));
-        }
-        found
-            .map(|(loc, fde)| (loc, fde, next))
+        let keep = memo.len().min(PROBE_MEMO);
+        let memo = &mut memo[..keep];
+        let mut table = Table { idx: self, src };
+        let hit = sorted::find(&mut table, pc, scratch, steps, memo)?;
+        hit.map(|h| (h.key, h.value, h.next))
             .ok_or(LookupError::NotFound)
+    }
+}
+
+/// The header's table as a [`Sorted`] array: entries of (location, FDE
+/// address), read from `src`.
+struct Table<'a, S> {
+    idx: &'a Index,
+    src: &'a mut S,
+}
+
+impl<S: Source> Sorted for Table<'_, S> {
+    type Error = LookupError;
+
+    fn count(&self) -> u32 {
+        self.idx.fde_count
+    }
+
+    fn entry_len(&self) -> usize {
+        ENTRY_LEN
+    }
+
+    fn block(&self) -> u32 {
+        BLOCK_ENTRIES
+    }
+
+    fn read(&mut self, first: u32, buf: &mut [u8]) -> Result<(), LookupError> {
+        match self.src.read(self.idx.entry_addr(first), buf) {
+            true => Ok(()),
+            false => Err(LookupError::Read),
+        }
+    }
+
+    fn decode(&self, _i: u32, entry: &[u8]) -> Result<(u64, u64), LookupError> {
+        decode_entry(entry, self.idx.hdr_addr).ok_or(LookupError::Read)
+    }
+
+    fn unusable(&self) -> LookupError {
+        LookupError::Read
     }
 }
 

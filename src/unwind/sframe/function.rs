@@ -24,15 +24,14 @@
 //! checked: a binary search of an unsorted array finds some FDE or none,
 //! and that FDE must still cover the PC.
 
+pub use super::super::sorted::MAX_PROBES;
+use super::super::sorted::{self, Sorted};
 use super::super::table::Row;
 use super::error::SframeError;
 use super::format::{read_u32, Header, V3_ATTR_LEN};
 use super::section::Section;
 use super::validate::fde_rows;
 
-/// The most single-FDE probes: 2^32 FDEs, halved each time, narrow to a
-/// block in at most this many.
-pub const MAX_PROBES: u64 = 32;
 /// The bytes of FDEs read at once when the search is that narrow.
 pub const BLOCK_BYTES: usize = 1024;
 /// The most FREs of one function looked up; a function with more has
@@ -148,12 +147,11 @@ impl Index {
     }
 
     /// The last FDE whose function starts at or below `pc`: (its index,
-    /// its start, the next FDE's start if the search read it).  At most
-    /// [`MAX_PROBES`] reads of one start, then one of a block of at most
-    /// [`BLOCK_BYTES`]; `steps` counts the FDEs read.  `memo` (of any
-    /// length, kept by the caller for this index and empty at first)
-    /// remembers the first levels' probes, slot `k` the `k`-th node of
-    /// the search tree (1 its root, `2k` and `2k + 1` its children).
+    /// its start, the next FDE's start if the search read it).  The
+    /// bounded search of [`sorted::find`]: at most [`MAX_PROBES`] reads of
+    /// one start, then one of a block of at most [`BLOCK_BYTES`]; `steps`
+    /// counts the FDEs read; `memo` (of any length, kept by the caller for
+    /// this index and empty at first) keeps the first levels' probes.
     pub fn find(
         &self,
         read: &mut dyn FnMut(u64, &mut [u8]) -> bool,
@@ -162,70 +160,51 @@ impl Index {
         steps: &mut u64,
         memo: &mut [Option<(u64, u64)>],
     ) -> Result<(u32, u64, Option<u64>), LookupError> {
-        let len = self.fde_len();
-        let block = (BLOCK_BYTES / len) as u32;
-        // The answer is FDE `hi - 1`, with `hi` the first FDE that starts
-        // above `pc`: it lies in `[lo, hi]`.
-        let (mut lo, mut hi) = (0u32, self.count());
-        let mut below = None;
-        let mut above = None;
-        let mut probes = 0;
-        let mut node = 1usize;
-        while hi - lo > block && probes < MAX_PROBES {
-            probes += 1;
-            *steps = steps.saturating_add(1);
-            let mid = lo + (hi - lo) / 2;
-            let start = match memo.get_mut(node) {
-                Some(Some((s, i))) if *i == mid as u64 => *s,
-                slot => {
-                    let mut b = [0u8; 20];
-                    let b = b.get_mut(..len).ok_or(LookupError::Read)?;
-                    if !read(self.fde_addr(mid), b) {
-                        return Err(LookupError::Read);
-                    }
-                    let s = self.window(mid, b, 0, &[]).fde_start(mid);
-                    let s = s.map_err(LookupError::Fde)?;
-                    if let Some(slot) = slot {
-                        *slot = Some((s, mid as u64));
-                    }
-                    s
-                }
-            };
-            node = node
-                .saturating_mul(2)
-                .saturating_add((start <= pc) as usize);
-            if start <= pc {
-                lo = mid + 1;
-                below = Some((mid, start));
-            } else {
-                hi = mid;
-                above = Some(start);
-            }
+        let mut fdes = Fdes { idx: self, read };
+        let hit = sorted::find(&mut fdes, pc, scratch, steps, memo)?;
+        let h = hit.ok_or(LookupError::NotFound)?;
+        // The value is the FDE's index (below `count()`, a u32).
+        let i = u32::try_from(h.value).map_err(|_| LookupError::NotFound)?;
+        Ok((i, h.key, h.next))
+    }
+}
+
+/// The FDE array as a [`Sorted`] array: entries of (function start, FDE
+/// index), read through `read`.
+struct Fdes<'a> {
+    idx: &'a Index,
+    read: &'a mut dyn FnMut(u64, &mut [u8]) -> bool,
+}
+
+impl Sorted for Fdes<'_> {
+    type Error = LookupError;
+
+    fn count(&self) -> u32 {
+        self.idx.count()
+    }
+
+    fn entry_len(&self) -> usize {
+        self.idx.fde_len()
+    }
+
+    fn block(&self) -> u32 {
+        (BLOCK_BYTES / self.idx.fde_len()) as u32
+    }
+
+    fn read(&mut self, first: u32, buf: &mut [u8]) -> Result<(), LookupError> {
+        match (self.read)(self.idx.fde_addr(first), buf) {
+            true => Ok(()),
+            false => Err(LookupError::Read),
         }
-        // Halving from at most 2^32 FDEs narrows to a block within
-        // MAX_PROBES.
-        let n = (hi - lo).min(block);
-        let bytes = scratch
-            .get_mut(..n as usize * len)
-            .ok_or(LookupError::Read)?;
-        if n > 0 && !read(self.fde_addr(lo), bytes) {
-            return Err(LookupError::Read);
-        }
-        *steps = steps.saturating_add(n as u64);
-        let w = self.window(lo, bytes, 0, &[]);
-        let mut found = below;
-        let mut next = if n == hi - lo { above } else { None };
-        for i in lo..lo + n {
-            let start = w.fde_start(i).map_err(LookupError::Fde)?;
-            if start > pc {
-                next = Some(start);
-                break;
-            }
-            found = Some((i, start));
-        }
-        found
-            .map(|(i, start)| (i, start, next))
-            .ok_or(LookupError::NotFound)
+    }
+
+    fn decode(&self, i: u32, entry: &[u8]) -> Result<(u64, u64), LookupError> {
+        let start = self.idx.window(i, entry, 0, &[]).fde_start(i);
+        Ok((start.map_err(LookupError::Fde)?, i as u64))
+    }
+
+    fn unusable(&self) -> LookupError {
+        LookupError::Read
     }
 }
 
