@@ -73,12 +73,13 @@ while [ $r -le $ROUNDS ]; do
 	fi
 	# The first walk through functions never seen, in a file never seen,
 	# by the file's size: fresh copies of libehlink.so (1 KiB of
-	# .eh_frame) and libehbig.so (16.8 MiB), dlopen'd by the dynamic
-	# bench after it walked itself, libc and ld.so; the walk's syscall
-	# the first time less the next (depth 1 and 64 in the library).
+	# .eh_frame), libehsmall.so (4 KiB: 16 of libehbig's functions) and
+	# libehbig.so (16.8 MiB), dlopen'd by the dynamic bench after it
+	# walked itself, libc and ld.so; the walk's syscall the first time
+	# less the next (depth 1 and 64 in the library).
 	EHD=/ehframe
 	if [ -f $EHD/libehbig.so ] && [ -x $EHB-dyn ]; then
-		for f in link big; do
+		for f in link small big; do
 			for d in 1 64; do
 				cp $EHD/libeh$f.so /tmp/new$r.so
 				$EHB-dyn walklib $d /tmp/new$r.so |
