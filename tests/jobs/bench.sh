@@ -73,7 +73,7 @@ while [ $r -le $ROUNDS ]; do
 	fi
 	# The first walk through functions never seen, in a file never seen,
 	# by the file's size: fresh copies of libehlink.so (1 KiB of
-	# .eh_frame), libehsmall.so (4 KiB: 16 of libehbig's functions) and
+	# .eh_frame), libehsmall.so (2 KiB: 16 of libehbig's functions) and
 	# libehbig.so (16.8 MiB), dlopen'd by the dynamic bench after it
 	# walked itself, libc and ld.so; the walk's syscall the first time
 	# less the next (depth 1 and 64 in the library).
