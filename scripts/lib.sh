@@ -55,12 +55,19 @@ kernel_dir() {
 }
 
 # The module's sources (not the objects an out-of-tree build leaves in
-# src/), copied to $1.
+# src/), NUL-separated, relative to $TOP; copy_sources copies them to $1.
+module_sources() {
+	(cd "$TOP" && find Kbuild Kconfig src include -type f \( -name '*.rs' -o \
+		-name '*.[ch]' -o -name Kbuild -o -name Kconfig \) -print0)
+}
 copy_sources() {
 	mkdir -p "$1"
-	(cd "$TOP" && find Kbuild Kconfig src include -type f \( -name '*.rs' -o \
-		-name '*.[ch]' -o -name Kbuild -o -name Kconfig \) -print0 |
-		cpio -pdmu0 --quiet "$1")
+	module_sources | (cd "$TOP" && cpio -pdmu0 --quiet "$1")
+}
+
+# A key of the module's sources (names and contents).
+module_key() {
+	module_sources | sort -z | (cd "$TOP" && xargs -0 sha256sum) | sha256sum | cut -c1-16
 }
 
 # Put the module into the kernel source tree $1 as drivers/unwind_deferred
