@@ -23,6 +23,7 @@
 #define UNWIND_RS_SLOT_FALLBACK		0x1	/* the row is from the entry's fallback table */
 #define UNWIND_RS_SLOT_STARTS		0x2	/* an entry of the table starts at the PC */
 #define UNWIND_RS_SLOT_OUTERMOST	0x4	/* the outermost frame: RA undefined */
+#define UNWIND_RS_SLOT_NO_INDEX		0x8	/* from a file's functions: no index */
 
 /*
  * unwind_rs_row_slot.common: a row of the common form packed, 0 for a row

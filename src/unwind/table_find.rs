@@ -44,7 +44,7 @@ use super::elf::PAGE_SIZE;
 use super::ffi::{self, MmKey, VmaInfo};
 use super::regs::UserRegs;
 use super::table::{row_hash, Common, Row, RowSlot, ROW_SLOTS};
-use super::table::{SLOT_FALLBACK, SLOT_OUTERMOST, SLOT_STARTS};
+use super::table::{SLOT_FALLBACK, SLOT_NO_INDEX, SLOT_OUTERMOST, SLOT_STARTS};
 use super::table_cache::{self as cache, Entry, Kind, Tables};
 use super::table_fns::{FnIndex, Functions, Rules};
 use super::table_read::{entry_of, read_function, FileRef};
@@ -467,8 +467,9 @@ impl<'a> Memo<'a> {
                 return Some((Some(Found::Common(c, kind)), starts));
             }
             // The slot still holds the mapping the row was found in
-            // (`forget()`); one whose tables went is looked up again.
-            if self.pinned(r.map as usize) {
+            // (`forget()`); one whose tables went is looked up again, as
+            // is a row kept without an index (`quick()` serves it).
+            if r.flags & SLOT_NO_INDEX == 0 && self.pinned(r.map as usize) {
                 if let Some(v) = self.view(r.map as usize) {
                     let found = v
                         .row((r.flags & SLOT_FALLBACK != 0) as u8, r.index)
@@ -520,7 +521,9 @@ impl<'a> Memo<'a> {
     /// [`Memo::lookup`] where the file's section is looked up by
     /// function: the rows kept in `fns`, else read from the file (never
     /// by a walk that must not wait).  The memo keeps only rows of the
-    /// common form (no index into a table to come back to).
+    /// common form and the outermost frame's (no index into a table to
+    /// come back to): without the latter, every walk of a program whose
+    /// `_start` is described so would look it up in `fns` again.
     #[inline(never)]
     fn lookup_fn(
         &mut self,
@@ -548,15 +551,18 @@ impl<'a> Memo<'a> {
             Rules::Common(c) => (None, Some(c)),
             Rules::Row(row) => (Some(row), Common::of(&row)),
         };
-        if let Some(c) = common {
+        let outermost = row.is_some_and(|r| r.ra.is_none());
+        if common.is_some() || outermost {
             self.remember(
                 topmost,
                 RowSlot {
                     pc: pc as u64,
                     map: i as u8,
-                    flags: if starts { SLOT_STARTS } else { 0 },
+                    flags: SLOT_NO_INDEX
+                        | if starts { SLOT_STARTS } else { 0 }
+                        | if outermost { SLOT_OUTERMOST } else { 0 },
                     index: 0,
-                    common: c.pack(kind == Kind::EhFrame),
+                    common: common.map_or(0, |c| c.pack(kind == Kind::EhFrame)),
                 },
             );
         }

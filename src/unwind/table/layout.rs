@@ -25,6 +25,9 @@ pub const SLOT_FALLBACK: u8 = g::UNWIND_RS_SLOT_FALLBACK as u8;
 pub const SLOT_STARTS: u8 = g::UNWIND_RS_SLOT_STARTS as u8;
 /// `RowSlot::flags`: the outermost frame (RA undefined).
 pub const SLOT_OUTERMOST: u8 = g::UNWIND_RS_SLOT_OUTERMOST as u8;
+/// `RowSlot::flags`: kept from a file's functions, with no index into a
+/// table (only the common form or `SLOT_OUTERMOST` says what it is).
+pub const SLOT_NO_INDEX: u8 = g::UNWIND_RS_SLOT_NO_INDEX as u8;
 
 /// A packed common row is valid (0 is none).
 pub const COMMON_VALID: u32 = g::UNWIND_RS_COMMON_VALID;
@@ -41,7 +44,7 @@ pub const COMMON_OFF_SHIFT: u32 = g::UNWIND_RS_COMMON_OFF_SHIFT;
 pub const CFA_MIN: u64 = g::UNWIND_RS_CFA_MIN as u64;
 
 const _: () = {
-    assert!(g::UNWIND_RS_SLOT_OUTERMOST <= u8::MAX as u32);
+    assert!(g::UNWIND_RS_SLOT_NO_INDEX <= u8::MAX as u32);
     assert!(ROW_SLOTS.is_power_of_two() && ROW_SLOTS <= 256);
     assert!(COMMON_FP_SLOT_MASK == 15 && COMMON_OFF_SHIFT > COMMON_FP_SLOT_SHIFT + 3);
 };
