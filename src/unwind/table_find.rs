@@ -235,8 +235,12 @@ pub(crate) struct MapSet {
     /// in the same one.
     last: usize,
     rows: [RowSlot; ROWS_LEN],
-    /// `rows` may hold something: a walk without tables, which clears the
-    /// set every time, then clears nothing.
+    /// A topmost frame's row whose slot in `rows` another PC holds (see
+    /// [`Memo::lookup`]): a task sampled at the same IP again, or in a
+    /// loop of system calls, finds it here, not in its file's functions.
+    top: RowSlot,
+    /// `rows` or `top` may hold something: a walk without tables, which
+    /// clears the set every time, then clears nothing.
     dirty: bool,
 }
 
@@ -248,6 +252,7 @@ impl MapSet {
             next: 0,
             last: 0,
             rows: [NO_ROW_SLOT; ROWS_LEN],
+            top: NO_ROW_SLOT,
             dirty: false,
         }
     }
@@ -262,6 +267,7 @@ impl MapSet {
         }
         if self.dirty {
             self.rows = [NO_ROW_SLOT; ROWS_LEN];
+            self.top = NO_ROW_SLOT;
             self.dirty = false;
         }
         self.next = 0;
@@ -330,7 +336,7 @@ impl<'a> Memo<'a> {
     fn forget(&mut self, i: usize) {
         self.set.maps[i] = None;
         self.pins[i] = None;
-        for r in &mut self.set.rows {
+        for r in self.set.rows.iter_mut().chain([&mut self.set.top]) {
             if r.map as usize == i {
                 *r = NO_ROW_SLOT;
             }
@@ -428,9 +434,9 @@ impl<'a> Memo<'a> {
     /// entry starts at `pc`.  The walk's fast path, which touches neither
     /// tables nor pins.
     #[inline(always)]
-    pub(crate) fn quick(&self, pc: usize) -> Option<(Quick, bool)> {
-        let r = &self.set.rows[row_hash(pc as u64)];
-        if !r.holds(pc) || !self.enabled {
+    pub(crate) fn quick(&self, pc: usize, topmost: bool) -> Option<(Quick, bool)> {
+        let r = self.slot_of(pc, topmost)?;
+        if !self.enabled {
             return None;
         }
         let starts = r.starts();
@@ -439,6 +445,20 @@ impl<'a> Memo<'a> {
         }
         let (c, kind) = r.common()?;
         Some((Quick::Step(c, kind), starts))
+    }
+
+    /// The memo's slot holding `pc`'s row, if one does: its own, or for a
+    /// topmost frame the topmost slot.
+    #[inline(always)]
+    fn slot_of(&self, pc: usize, topmost: bool) -> Option<&RowSlot> {
+        let r = &self.set.rows[row_hash(pc as u64)];
+        if r.holds(pc) {
+            Some(r)
+        } else if topmost && self.set.top.holds(pc) {
+            Some(&self.set.top)
+        } else {
+            None
+        }
     }
 
     /// The row for user address `pc`, if its mapping has one.
@@ -452,16 +472,14 @@ impl<'a> Memo<'a> {
     /// else from the table, and the memo then keeps it.  `None` if `pc`'s
     /// mapping has no table or its table ends before `pc`.
     ///
-    /// A topmost frame's lookup (`topmost`) takes only an empty slot: a
-    /// sampled IP moves from sample to sample, and would evict the rows
-    /// of the frames below it, which do not.
+    /// A topmost frame's lookup (`topmost`) takes only an empty slot, else
+    /// the one topmost slot: a sampled IP moves from sample to sample, and
+    /// would evict the rows of the frames below it, which do not.
     fn lookup(&mut self, pc: usize, topmost: bool) -> Option<(Option<Found>, bool)> {
         if !self.enabled {
             return None;
         }
-        let h = row_hash(pc as u64);
-        let r = self.set.rows[h];
-        if r.holds(pc) {
+        if let Some(&r) = self.slot_of(pc, topmost) {
             let starts = r.starts();
             if let Some((c, kind)) = r.common() {
                 return Some((Some(Found::Common(c, kind)), starts));
@@ -507,15 +525,17 @@ impl<'a> Memo<'a> {
         Some((Some(Found::new(row, common, kind)), starts))
     }
 
-    /// Keeps `slot` in the row memo, unless it is a topmost frame's and
-    /// its slot is taken (see [`Memo::lookup`]).
+    /// Keeps `slot` in the row memo; a topmost frame's goes to the
+    /// topmost slot if its own is taken (see [`Memo::lookup`]).
     #[inline]
     fn remember(&mut self, topmost: bool, slot: RowSlot) {
         let h = row_hash(slot.pc);
-        if !(topmost && self.set.rows[h].pc != 0) {
+        if topmost && self.set.rows[h].pc != 0 {
+            self.set.top = slot;
+        } else {
             self.set.rows[h] = slot;
-            self.set.dirty = true;
         }
+        self.set.dirty = true;
     }
 
     /// [`Memo::lookup`] where the file's section is looked up by

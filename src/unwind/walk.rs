@@ -157,7 +157,7 @@ impl UnwindUserState {
         };
         // A remembered row that needs no table (the topmost frame's only
         // where the rules do not change at its IP: see `topmost_row()`).
-        match memo.quick(pc) {
+        match memo.quick(pc, topmost) {
             Some((Quick::End, starts)) if !(topmost && starts) => return Err(EINVAL),
             Some((Quick::Step(c, kind), starts)) if !(topmost && starts) && self.common_step(c) => {
                 self.current_type = TYPE_SFRAME;
