@@ -84,6 +84,7 @@ stats! {
         TableLockBusy => "table_lock_busy",
         FnTables => "fn_tables",
         FnReads => "fn_reads",
+        FnRows => "fn_rows",
         FnRejects => "fn_rejects",
         FnEvictions => "fn_evictions",
         FnWaits => "fn_waits",

@@ -559,7 +559,10 @@ impl<'a> Memo<'a> {
             FnIndex::Sframe(_) => Kind::SFrame,
         };
         let (row, starts) = match fns.row(link) {
-            Some(r) => r,
+            Some(r) => {
+                stats::inc(Stat::FnRows);
+                r
+            }
             None if self.cached_only => return None,
             None => {
                 let tables = self.pins[i].as_deref()?;

@@ -284,6 +284,26 @@ t_ehframe_perf_defer() {
 
 # --- tables_: .eh_frame looked up one function at a time -------------
 
+# A task's walks of the same stack after its first take no row from a
+# file's functions (a static program looked up by function, the default):
+# the row memo keeps every frame's, the outermost's (_start: RA
+# undefined) and the topmost frame's too.  fn_rows counts the rows walks
+# took from the functions kept; the functions are read by a first run.
+t_tables_rows_remembered() {
+	eh_need || return 4
+	r=0
+	$EH/ehchain-static chain 16 0 >/dev/null || return 1
+	f0=$(ehs fn_rows)
+	EHCHAIN_WALKS=2 $EH/ehchain-static chain 16 0 >/dev/null || r=1
+	f1=$(ehs fn_rows)
+	EHCHAIN_WALKS=22 $EH/ehchain-static chain 16 0 >/dev/null || r=1
+	f2=$(ehs fn_rows)
+	diag "rows from the functions kept: $((f1 - f0)) in a task's 2 walks, $((f2 - f1)) in 22"
+	expect_ge "rows from the functions kept (the first walk's)" $((f1 - f0)) 1 || r=1
+	expect_eq "rows from the functions kept by 20 more walks" $((f2 - f1)) $((f1 - f0)) || r=1
+	return $r
+}
+
 # tables_reload [PARAMS]: the core module again, with PARAMS (an empty
 # table cache).
 tables_reload() {
@@ -497,7 +517,7 @@ t_tables_sframe_by_function() {
 	return $r
 }
 
-T_TABLES="t_tables_compiled_whole t_tables_big t_tables_shared_miss t_tables_capped \
+T_TABLES="t_tables_rows_remembered t_tables_compiled_whole t_tables_big t_tables_shared_miss t_tables_capped \
 	t_tables_no_atime t_tables_sframe_large t_tables_sframe_by_function t_tables_shared_read"
 
 T_EHFRAME="t_ehframe_chain_static t_ehframe_chain_static_nohdr t_ehframe_chain_static_pie t_ehframe_chain_dynamic \
