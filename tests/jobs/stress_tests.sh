@@ -255,19 +255,33 @@ t_stress_deferred_records() {
 	END {
 		flush()
 		end = 1e18
+		# For each deferred sample, the next deferred sample of its task
+		# with another cookie: its entry ended before it.  One pass from
+		# the end (a scan per sample took minutes under TCG), keeping per
+		# task the nearest deferred sample after (cookie na, time nt) and
+		# the nearest whose cookie is not na (nb, ntb).  Cookies compared as
+		# strings: a hex cookie of digits and one "e" reads as a number
+		# (1e556 is inf, and busybox awk finds inf != inf).  A synchronous
+		# one proves nothing: perf falls back as soon as an unload begins,
+		# before its line.
+		for (i = ns; i >= 1; i--) {
+			if (scook[i] == "sync")
+				continue
+			tid = stid[i]
+			c = scook[i] ""
+			if ((tid in na) && na[tid] != c) { nxa[i] = nt[tid]; nxc[i] = na[tid] }
+			else if (tid in nb) { nxa[i] = ntb[tid]; nxc[i] = nb[tid] }
+			else { nxa[i] = end; nxc[i] = "none" }
+			if ((tid in na) && na[tid] != c) { nb[tid] = na[tid]; ntb[tid] = nt[tid] }
+			na[tid] = c
+			nt[tid] = st[i]
+		}
 		for (i = 1; i <= ns; i++) {
 			if (scook[i] == "sync")
 				continue
 			if ((stid[i], scook[i]) in rec) { merged++; continue }
-			# The task next deferred sample with another cookie: its entry
-			# ended before it.  Cookies compared as strings: a hex cookie
-			# of digits and one "e" reads as a number (1e556 is inf, and
-			# busybox awk finds inf != inf).  A synchronous one proves nothing: perf
-			# falls back as soon as an unload begins, before its line.
-			nxt = end
-			nc = "none"
-			for (j = i + 1; j <= ns; j++)
-				if (stid[j] == stid[i] && scook[j] != "sync" && scook[j] "" != scook[i] "") { nxt = st[j]; nc = scook[j]; break }
+			nxt = nxa[i]
+			nc = nxc[i]
 			# The start of the first unload not over at the sample.
 			un = end
 			for (k = 1; k <= nu; k++) if (ue[k] >= st[i]) { un = us[k]; break }
