@@ -34,9 +34,10 @@ static_assert(sizeof(struct unwind_rs_vma) == 24 &&
 	      offsetof(struct unwind_rs_file_id, generation) == 48 &&
 	      sizeof(struct unwind_rs_mm_key) == 24 &&
 	      sizeof(struct unwind_rs_fp_walk) == 56 &&
-	      sizeof(struct unwind_rs_memo_run) == 56 &&
-	      offsetof(struct unwind_rs_memo_run, nr) == 40 &&
-	      offsetof(struct unwind_rs_memo_run, done) == 52 &&
+	      sizeof(struct unwind_rs_memo_run) == 64 &&
+	      offsetof(struct unwind_rs_memo_run, nr) == 48 &&
+	      offsetof(struct unwind_rs_memo_run, done) == 60 &&
+	      offsetof(struct unwind_rs_memo_run, topmost) == 61 &&
 	      sizeof(struct unwind_rs_walk_ctx) == 72 &&
 	      sizeof(struct unwind_rs_request_ctx) == 16 &&
 	      offsetof(struct unwind_rs_walk_ctx, cs) == 56 &&

@@ -93,7 +93,8 @@ pub(crate) struct FpWalk {
 }
 
 /// Matches `struct unwind_rs_memo_run` in `unwind.h` (checked by `api/exports.c`);
-/// `rows` points to a walk's row memo (`table_find::RowSlot`s).
+/// `rows` points to a walk's row memo (`table_find::RowSlot`s), `top` to
+/// its topmost frame's slot.
 #[repr(C)]
 pub(crate) struct MemoRun {
     pub(crate) ip: usize,
@@ -101,10 +102,12 @@ pub(crate) struct MemoRun {
     pub(crate) fp: usize,
     pub(crate) entries: *mut usize,
     pub(crate) rows: *const c_void,
+    pub(crate) top: *const c_void,
     pub(crate) nr: u32,
     pub(crate) max: u32,
     pub(crate) eh: u32,
     pub(crate) done: bool,
+    pub(crate) topmost: bool,
 }
 
 /// Matches `struct unwind_rs_walk_ctx` in `unwind.h` (checked by `api/exports.c`):
@@ -180,9 +183,10 @@ pub(crate) fn mm_key() -> Option<MmKey> {
 const _: () = {
     assert!(core::mem::size_of::<MmKey>() == 24);
     assert!(core::mem::size_of::<FpWalk>() == 56);
-    assert!(core::mem::size_of::<MemoRun>() == 56);
-    assert!(core::mem::offset_of!(MemoRun, nr) == 40);
-    assert!(core::mem::offset_of!(MemoRun, done) == 52);
+    assert!(core::mem::size_of::<MemoRun>() == 64);
+    assert!(core::mem::offset_of!(MemoRun, nr) == 48);
+    assert!(core::mem::offset_of!(MemoRun, done) == 60);
+    assert!(core::mem::offset_of!(MemoRun, topmost) == 61);
     assert!(core::mem::offset_of!(FpWalk, nr) == 48);
     assert!(core::mem::offset_of!(MmKey, seq) == 16);
     assert!(core::mem::size_of::<WalkCtx>() == 72);

@@ -422,11 +422,12 @@ impl<'a> Memo<'a> {
         Some(i)
     }
 
-    /// The row memo's slots for `ffi::unwind_rs_memo_run()`, if tables
-    /// are used (else the memo holds no row).
+    /// The row memo's slots and its topmost slot for
+    /// `ffi::unwind_rs_memo_run()`, if tables are used (else the memo
+    /// holds no row).
     #[inline]
-    pub(crate) fn rows(&self) -> Option<&[RowSlot; ROWS_LEN]> {
-        self.enabled.then_some(&self.set.rows)
+    pub(crate) fn rows(&self) -> Option<(&[RowSlot; ROWS_LEN], &RowSlot)> {
+        self.enabled.then_some((&self.set.rows, &self.set.top))
     }
 
     /// What the row memo holds for `pc` in a form that needs no table: a

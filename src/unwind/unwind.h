@@ -99,9 +99,11 @@ bool unwind_rs_mm_key(struct unwind_rs_mm_key *k);
 /*
  * A run of table steps through the frames whose rows a walk's memo holds
  * in the common form (unwind_rs_memo_run()): @rows is the memo's
- * UNWIND_RS_ROW_SLOTS slots (row_slot.h).  Out: the state at the first
- * frame it could not step, @nr, @eh (frames stepped with .eh_frame rows)
- * and @done (the outermost frame was reached).
+ * UNWIND_RS_ROW_SLOTS slots (row_slot.h), @top its topmost frame's slot;
+ * @topmost: the state is at the topmost frame (its row is that of @ip, not
+ * @ip - 1).  Out: the state at the first frame it could not step, @nr, @eh
+ * (frames stepped with .eh_frame rows) and @done (the outermost frame was
+ * reached).
  */
 struct unwind_rs_memo_run {
 	unsigned long ip;
@@ -109,10 +111,12 @@ struct unwind_rs_memo_run {
 	unsigned long fp;
 	unsigned long *entries;
 	const struct unwind_rs_row_slot *rows;
+	const struct unwind_rs_row_slot *top;
 	unsigned int nr;
 	unsigned int max;
 	unsigned int eh;
 	bool done;
+	bool topmost;
 };
 
 void unwind_rs_memo_run(struct unwind_rs_memo_run *w);

@@ -95,14 +95,21 @@ static __always_inline bool unwind_rs_user_slots(unsigned long p, unsigned long 
 /*
  * The memo's row for @pc in the common form into @c: false if the memo
  * does not hold it in that form, or holds the outermost frame's (@w->done).
+ * A topmost frame's (@topmost, @pc its IP) may be in the topmost slot, and
+ * is walk.rs's where an entry starts at @pc (its rules may be another
+ * entry's end: Memo::topmost_row()).
  */
 static __always_inline bool unwind_rs_memo_row(struct unwind_rs_memo_run *w,
-					       unsigned long pc,
+					       unsigned long pc, bool topmost,
 					       struct unwind_rs_common *c)
 {
 	const struct unwind_rs_row_slot *r = &w->rows[unwind_rs_row_hash(pc)];
 
+	if (r->pc != pc && topmost)
+		r = w->top;
 	if (r->pc != pc || !pc)
+		return false;
+	if (topmost && (r->flags & UNWIND_RS_SLOT_STARTS))
 		return false;
 	if (r->flags & UNWIND_RS_SLOT_OUTERMOST) {
 		w->done = true;
@@ -121,8 +128,9 @@ static __always_inline bool unwind_rs_memo_row(struct unwind_rs_memo_run *w,
  * at the first frame whose row the memo does not hold in that form, whose
  * CFA fails a check or whose slots are not present, at the outermost frame
  * (@w->done), or when @w->max entries are written; walk.rs goes on from
- * there.  The memo's slots are the walking task's own: nothing else
- * writes them meanwhile.
+ * there.  From the topmost frame (@w->topmost) too, with its own row: one
+ * section for the whole walk of a remembered stack.  The memo's slots are
+ * the walking task's own: nothing else writes them meanwhile.
  */
 void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 {
@@ -130,9 +138,11 @@ void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 	unsigned long *out = w->entries + w->nr, *end = w->entries + w->max;
 	unsigned long *seg;
 	unsigned int eh = 0;
+	/* The topmost frame's row is its IP's: a caller may not reuse it. */
+	bool reuse = !w->topmost;
 	struct unwind_rs_common c;
 
-	if (out >= end || !unwind_rs_memo_row(w, ip - 1, &c))
+	if (out >= end || !unwind_rs_memo_row(w, w->topmost ? ip : ip - 1, w->topmost, &c))
 		goto out;
 	cfa = unwind_rs_common_cfa(c.off, c.cfa_fp, sp, fp);
 	if (!cfa)
@@ -165,7 +175,7 @@ void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 			sp = cfa;
 			ip = ra;
 			*out++ = ra;
-			if (out == end || ra != again)
+			if (out == end || ra != again || !reuse)
 				break;
 			cfa = unwind_rs_common_cfa(c.off, c.cfa_fp, sp, fp);
 			if (!cfa || !unwind_rs_user_slots(cfa - c.span, c.span, &lo))
@@ -173,7 +183,8 @@ void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 		}
 		if (c.eh)
 			eh += out - seg;
-		if (out == end || !unwind_rs_memo_row(w, ip - 1, &c))
+		reuse = true;
+		if (out == end || !unwind_rs_memo_row(w, ip - 1, false, &c))
 			break;
 		cfa = unwind_rs_common_cfa(c.off, c.cfa_fp, sp, fp);
 		if (!cfa || !unwind_rs_user_slots(cfa - c.span, c.span, &lo))

@@ -401,7 +401,7 @@ fn walk(state: &mut UnwindUserState, entries: &mut [usize], memo: &mut Memo<'_>)
                     // `next()` below faults the page in.
                     FpRun::Fault => {}
                 }
-            } else if !state.topmost && state.table_run(entries, &mut nr, memo) {
+            } else if state.table_run(entries, &mut nr, memo) {
                 continue;
             }
         }
@@ -426,14 +426,15 @@ enum FpRun {
 }
 
 impl UnwindUserState {
-    /// Table steps from a 64-bit frame that is not the topmost, for as
-    /// long as each frame has a row: the frames whose rows the row memo
-    /// holds in the common form ([`Common`]) in C, in one user access
-    /// section (`unwind_rs_memo_run()`: a frame costs about what a
-    /// frame-pointer step does), the others one at a time here, with the
-    /// row looked up in the table (which the memo then keeps).  A frame
-    /// with no row or whose step fails is left to `next()` (frame
-    /// pointers).  Whether a step was made or the walk ended.
+    /// Table steps from a 64-bit frame, for as long as each frame has a
+    /// row: the frames whose rows the row memo holds in the common form
+    /// ([`Common`]) in C, in one user access section
+    /// (`unwind_rs_memo_run()`: a frame costs about what a frame-pointer
+    /// step does), the others one at a time here, with the row looked up
+    /// in the table (which the memo then keeps).  The topmost frame only
+    /// from the memo (`step()` knows its other cases).  A frame with no
+    /// row or whose step fails is left to `next()` (frame pointers).
+    /// Whether a step was made or the walk ended.
     fn table_run(&mut self, entries: &mut [usize], nr: &mut usize, memo: &mut Memo<'_>) -> bool {
         let start = *nr;
         let mut eh = 0u64;
@@ -445,7 +446,7 @@ impl UnwindUserState {
                 self.done = true;
                 break;
             }
-            if *nr >= entries.len() {
+            if *nr >= entries.len() || self.topmost {
                 break;
             }
             let Some(found) = memo.row(self.ip.wrapping_sub(1)) else {
@@ -508,7 +509,7 @@ impl UnwindUserState {
     /// stepped from `.eh_frame` rows, and whether it reached the
     /// outermost frame.
     fn memo_run(&mut self, entries: &mut [usize], nr: &mut usize, memo: &Memo<'_>) -> (u64, bool) {
-        let Some(rows) = memo.rows() else {
+        let Some((rows, top)) = memo.rows() else {
             return (0, false);
         };
         let mut w = ffi::MemoRun {
@@ -517,21 +518,27 @@ impl UnwindUserState {
             fp: self.fp,
             entries: entries.as_mut_ptr(),
             rows: rows.as_ptr().cast(),
+            top: core::ptr::from_ref(top).cast(),
             nr: *nr as u32,
             max: entries.len().min(u32::MAX as usize) as u32,
             eh: 0,
             done: false,
+            topmost: self.topmost,
         };
         // SAFETY: `w.entries` has room for `w.max` entries, of which the
         // helper writes only those from `w.nr` on, below `w.max`; `w.rows`
-        // is the memo's `ROWS_LEN` slots, which the helper only reads and
-        // which nothing else writes while `memo` is borrowed.
+        // is the memo's `ROWS_LEN` slots and `w.top` its topmost slot,
+        // which the helper only reads and which nothing else writes while
+        // `memo` is borrowed.
         unsafe { ffi::unwind_rs_memo_run(&mut w) };
         let steps = (w.nr as usize).clamp(*nr, entries.len()) - *nr;
         *nr += steps;
         self.ip = w.ip;
         self.sp = w.sp;
         self.fp = w.fp;
+        if steps != 0 {
+            self.topmost = false;
+        }
         ((w.eh as u64).min(steps as u64), w.done)
     }
 
