@@ -138,11 +138,14 @@ void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 	unsigned long *out = w->entries + w->nr, *end = w->entries + w->max;
 	unsigned long *seg;
 	unsigned int eh = 0;
-	/* The topmost frame's row is its IP's: a caller may not reuse it. */
-	bool reuse = !w->topmost;
+	/*
+	 * A frame returning to @again looks up the same PC as this one: its
+	 * row stays (recursion).  The topmost frame's PC is its IP.
+	 */
+	unsigned long again = w->topmost ? ip + 1 : ip;
 	struct unwind_rs_common c;
 
-	if (out >= end || !unwind_rs_memo_row(w, w->topmost ? ip : ip - 1, w->topmost, &c))
+	if (out >= end || !unwind_rs_memo_row(w, again - 1, w->topmost, &c))
 		goto out;
 	cfa = unwind_rs_common_cfa(c.off, c.cfa_fp, sp, fp);
 	if (!cfa)
@@ -159,12 +162,7 @@ void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 		goto out;
 	}
 	for (;;) {
-		/*
-		 * The frames of one row: while they return to the same
-		 * address (recursion), the row stays.
-		 */
-		const unsigned long again = ip;
-
+		/* The frames of one row. */
 		seg = out;
 		for (;;) {
 			unsafe_get_user(ra, (unsigned long __user *)(lo + c.span - 8), fault);
@@ -175,7 +173,7 @@ void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 			sp = cfa;
 			ip = ra;
 			*out++ = ra;
-			if (out == end || ra != again || !reuse)
+			if (out == end || ra != again)
 				break;
 			cfa = unwind_rs_common_cfa(c.off, c.cfa_fp, sp, fp);
 			if (!cfa || !unwind_rs_user_slots(cfa - c.span, c.span, &lo))
@@ -183,7 +181,7 @@ void unwind_rs_memo_run(struct unwind_rs_memo_run *w)
 		}
 		if (c.eh)
 			eh += out - seg;
-		reuse = true;
+		again = ip;
 		if (out == end || !unwind_rs_memo_row(w, ip - 1, false, &c))
 			break;
 		cfa = unwind_rs_common_cfa(c.off, c.cfa_fp, sp, fp);
