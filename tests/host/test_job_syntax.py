@@ -33,7 +33,31 @@ def parse_error(path):
     return None if r.returncode == 0 else (r.stderr.strip() or f"exit {r.returncode}")
 
 
+def whole_job_names():
+    """The tests of the guest's whole job, in order: tests/jobs/tests.sh
+    up to its T_NAMES, run under busybox sh, which then prints them."""
+    jobs = os.path.join(TOP, "tests", "jobs")
+    with open(os.path.join(jobs, "tests.sh")) as f:
+        lines = f.read().split("\n")
+    end = max(i for i, l in enumerate(lines) if l.startswith("T_NAMES=") or l.startswith("\t$("))
+    script = "\n".join(lines[: end + 1]) + '\nfor t in $T_NAMES; do echo $t; done\n'
+    env = dict(os.environ, UNWIND_RS_JOBS=jobs)
+    r = subprocess.run([busybox(), "sh", "-c", script], cwd=jobs, env=env,
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        raise AssertionError(r.stderr)
+    return r.stdout.split()
+
+
 class JobSyntax(unittest.TestCase):
+    def test_whole_job_runs_each_test_once_the_fuzzer_late(self):
+        names = whole_job_names()
+        self.assertGreater(len(names), 150)
+        self.assertEqual(sorted(n for n in set(names) if names.count(n) > 1), [])
+        i = names.index("t_fuzz_perf_attrs")
+        self.assertEqual(names[i - 1:i + 2],
+                         ["t_deferred_unload_1000", "t_fuzz_perf_attrs", "t_module_unload_all"])
+
     def test_every_guest_script_parses(self):
         self.assertGreater(len(SCRIPTS), 10)
         errors = [f"{os.path.relpath(p, TOP)}: {e}" for p in SCRIPTS if (e := parse_error(p))]
