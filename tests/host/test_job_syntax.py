@@ -39,7 +39,10 @@ def whole_job_names():
     jobs = os.path.join(TOP, "tests", "jobs")
     with open(os.path.join(jobs, "tests.sh")) as f:
         lines = f.read().split("\n")
-    end = max(i for i, l in enumerate(lines) if l.startswith("T_NAMES=") or l.startswith("\t$("))
+    # The T_NAMES= assignment and its continuation lines.
+    end = next(i for i, l in enumerate(lines) if l.startswith("T_NAMES="))
+    while lines[end].endswith("\\"):
+        end += 1
     script = "\n".join(lines[: end + 1]) + '\nfor t in $T_NAMES; do echo $t; done\n'
     env = dict(os.environ, UNWIND_RS_JOBS=jobs)
     r = subprocess.run([busybox(), "sh", "-c", script], cwd=jobs, env=env,
