@@ -34,10 +34,11 @@ static_assert(sizeof(struct unwind_rs_vma) == 24 &&
 	      offsetof(struct unwind_rs_file_id, generation) == 48 &&
 	      sizeof(struct unwind_rs_mm_key) == 24 &&
 	      sizeof(struct unwind_rs_fp_walk) == 56 &&
-	      sizeof(struct unwind_rs_memo_run) == 64 &&
-	      offsetof(struct unwind_rs_memo_run, nr) == 48 &&
-	      offsetof(struct unwind_rs_memo_run, done) == 60 &&
-	      offsetof(struct unwind_rs_memo_run, topmost) == 61 &&
+	      sizeof(struct unwind_rs_memo_run) == 72 &&
+	      offsetof(struct unwind_rs_memo_run, nr) == 56 &&
+	      offsetof(struct unwind_rs_memo_run, done) == 68 &&
+	      offsetof(struct unwind_rs_memo_run, topmost) == 69 &&
+	      offsetof(struct unwind_rs_memo_run, spanned) == 70 &&
 	      sizeof(struct unwind_rs_walk_ctx) == 72 &&
 	      sizeof(struct unwind_rs_request_ctx) == 16 &&
 	      offsetof(struct unwind_rs_walk_ctx, cs) == 56 &&

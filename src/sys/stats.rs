@@ -88,6 +88,7 @@ stats! {
         FnRejects => "fn_rejects",
         FnEvictions => "fn_evictions",
         FnWaits => "fn_waits",
+        SpanRows => "span_rows",
         PerfGoing => "perf_going",
         TableReadWaits => "table_read_waits",
     }

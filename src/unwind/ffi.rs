@@ -94,7 +94,7 @@ pub(crate) struct FpWalk {
 
 /// Matches `struct unwind_rs_memo_run` in `unwind.h` (checked by `api/exports.c`);
 /// `rows` points to a walk's row memo (`table_find::RowSlot`s), `top` to
-/// its topmost frame's slot.
+/// its topmost frame's slot, `span` to its topmost span (`RowSpan`).
 #[repr(C)]
 pub(crate) struct MemoRun {
     pub(crate) ip: usize,
@@ -103,11 +103,13 @@ pub(crate) struct MemoRun {
     pub(crate) entries: *mut usize,
     pub(crate) rows: *const c_void,
     pub(crate) top: *const c_void,
+    pub(crate) span: *const c_void,
     pub(crate) nr: u32,
     pub(crate) max: u32,
     pub(crate) eh: u32,
     pub(crate) done: bool,
     pub(crate) topmost: bool,
+    pub(crate) spanned: bool,
 }
 
 /// Matches `struct unwind_rs_walk_ctx` in `unwind.h` (checked by `api/exports.c`):
@@ -183,10 +185,11 @@ pub(crate) fn mm_key() -> Option<MmKey> {
 const _: () = {
     assert!(core::mem::size_of::<MmKey>() == 24);
     assert!(core::mem::size_of::<FpWalk>() == 56);
-    assert!(core::mem::size_of::<MemoRun>() == 64);
-    assert!(core::mem::offset_of!(MemoRun, nr) == 48);
-    assert!(core::mem::offset_of!(MemoRun, done) == 60);
-    assert!(core::mem::offset_of!(MemoRun, topmost) == 61);
+    assert!(core::mem::size_of::<MemoRun>() == 72);
+    assert!(core::mem::offset_of!(MemoRun, nr) == 56);
+    assert!(core::mem::offset_of!(MemoRun, done) == 68);
+    assert!(core::mem::offset_of!(MemoRun, topmost) == 69);
+    assert!(core::mem::offset_of!(MemoRun, spanned) == 70);
     assert!(core::mem::offset_of!(FpWalk, nr) == 48);
     assert!(core::mem::offset_of!(MmKey, seq) == 16);
     assert!(core::mem::size_of::<WalkCtx>() == 72);

@@ -50,6 +50,18 @@ struct unwind_rs_row_slot {
 	unsigned int common;	/* UNWIND_RS_COMMON_*, 0: not common */
 };
 
+/*
+ * The stretch [lo, hi) of user addresses around a walk's last topmost IP
+ * that a table looked up: one row of the common form holds there, @row
+ * (as the memo keeps a slot, without UNWIND_RS_SLOT_STARTS), and the
+ * rules change only at @lo.  lo == hi: none.
+ */
+struct unwind_rs_row_span {
+	unsigned long lo;
+	unsigned long hi;
+	struct unwind_rs_row_slot row;
+};
+
 /* A row of the common form, unpacked. */
 struct unwind_rs_common {
 	long off;
@@ -63,6 +75,16 @@ struct unwind_rs_common {
 static __always_inline unsigned int unwind_rs_row_hash(unsigned long pc)
 {
 	return (pc ^ (pc >> 5) ^ (pc >> 10)) % UNWIND_RS_ROW_SLOTS;
+}
+
+/*
+ * Whether @pc is in @s past its first address: there the span's row is
+ * @pc's, and no entry starts at @pc.
+ */
+static __always_inline int unwind_rs_span_inside(const struct unwind_rs_row_span *s,
+						 unsigned long pc)
+{
+	return pc > s->lo && pc < s->hi;
 }
 
 /* Unpacks @p into @c: false for 0 (no row of the common form). */

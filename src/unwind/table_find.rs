@@ -43,7 +43,7 @@ use kernel::sync::Arc;
 use super::elf::PAGE_SIZE;
 use super::ffi::{self, MmKey, VmaInfo};
 use super::regs::UserRegs;
-use super::table::{row_hash, Common, Row, RowSlot, ROW_SLOTS};
+use super::table::{row_hash, Common, Row, RowSlot, RowSpan, ROW_SLOTS};
 use super::table::{SLOT_FALLBACK, SLOT_NO_INDEX, SLOT_OUTERMOST, SLOT_STARTS};
 use super::table_cache::{self as cache, Entry, Kind, Tables};
 use super::table_fns::{FnIndex, Functions, Rules};
@@ -96,6 +96,20 @@ const NO_ROW_SLOT: RowSlot = RowSlot {
     flags: 0,
     index: 0,
     common: 0,
+};
+
+// The topmost span ([`RowSpan`], declared in `row_slot.h`): the stretch
+// `[lo, hi)` of user addresses around the last topmost IP that a table
+// looked up, where that row (of the common form) holds and the rules
+// change only at `lo`.  A task sampled again is mostly in the same loop,
+// at another IP: it finds its row here with no search, pin or lock, in
+// `unwind_rs_memo_run()` or `Memo::in_span()`.  `row` is the slot as
+// [`Memo::remember`] keeps it, without `SLOT_STARTS`; `forget()` clears
+// the span with the rows of its mapping.
+const NO_SPAN: RowSpan = RowSpan {
+    lo: 0,
+    hi: 0,
+    row: NO_ROW_SLOT,
 };
 
 /// A row the memo holds in a form that needs no table.
@@ -192,26 +206,26 @@ struct View<'a> {
 }
 
 impl View<'_> {
-    /// [`Table::lookup_entry`] in the entry's table, then, where that has
-    /// no row, in its fallback: which table, the row's index and whether
-    /// the rules change at `pc`.
+    /// [`Table::lookup_span`] in the entry's table, then, where that has
+    /// no row, in its fallback: which table, the row's index, whether
+    /// the rules change at `pc` and the span of the entry found.
     ///
-    /// [`Table::lookup_entry`]: super::table::Table::lookup_entry
+    /// [`Table::lookup_span`]: super::table::Table::lookup_span
     #[inline]
-    fn row_entry(&self, pc: usize) -> Option<(u8, Option<u16>, bool)> {
+    fn row_entry(&self, pc: usize) -> Option<(u8, Option<u16>, bool, (u64, u64))> {
         let link = (pc as u64).wrapping_sub(self.bias);
-        let first = self.tables.table.table().lookup_entry(link);
-        if let Some((Some(i), starts)) = first {
-            return Some((0, Some(i), starts));
+        let first = self.tables.table.table().lookup_span(link);
+        if let Some((Some(i), starts, span)) = first {
+            return Some((0, Some(i), starts, span));
         }
         match self
             .tables
             .fallback
             .as_ref()
-            .and_then(|c| c.table().lookup_entry(link))
+            .and_then(|c| c.table().lookup_span(link))
         {
-            Some((i, starts)) => Some((1, i, starts)),
-            None => first.map(|(i, starts)| (0, i, starts)),
+            Some((i, starts, span)) => Some((1, i, starts, span)),
+            None => first.map(|(i, starts, span)| (0, i, starts, span)),
         }
     }
 
@@ -239,7 +253,8 @@ pub(crate) struct MapSet {
     /// [`Memo::lookup`]): a task sampled at the same IP again, or in a
     /// loop of system calls, finds it here, not in its file's functions.
     top: RowSlot,
-    /// `rows` or `top` may hold something: a walk without tables, which
+    span: RowSpan,
+    /// `rows`, `top` or `span` may hold something: a walk without tables, which
     /// clears the set every time, then clears nothing.
     dirty: bool,
 }
@@ -253,6 +268,7 @@ impl MapSet {
             last: 0,
             rows: [NO_ROW_SLOT; ROWS_LEN],
             top: NO_ROW_SLOT,
+            span: NO_SPAN,
             dirty: false,
         }
     }
@@ -268,6 +284,7 @@ impl MapSet {
         if self.dirty {
             self.rows = [NO_ROW_SLOT; ROWS_LEN];
             self.top = NO_ROW_SLOT;
+            self.span = NO_SPAN;
             self.dirty = false;
         }
         self.next = 0;
@@ -340,6 +357,9 @@ impl<'a> Memo<'a> {
             if r.map as usize == i {
                 *r = NO_ROW_SLOT;
             }
+        }
+        if self.set.span.row.map as usize == i {
+            self.set.span = NO_SPAN;
         }
     }
 
@@ -422,12 +442,13 @@ impl<'a> Memo<'a> {
         Some(i)
     }
 
-    /// The row memo's slots and its topmost slot for
+    /// The row memo's slots, its topmost slot and its topmost span for
     /// `ffi::unwind_rs_memo_run()`, if tables are used (else the memo
     /// holds no row).
     #[inline]
-    pub(crate) fn rows(&self) -> Option<(&[RowSlot; ROWS_LEN], &RowSlot)> {
-        self.enabled.then_some((&self.set.rows, &self.set.top))
+    pub(crate) fn rows(&self) -> Option<(&[RowSlot; ROWS_LEN], &RowSlot, &RowSpan)> {
+        self.enabled
+            .then_some((&self.set.rows, &self.set.top, &self.set.span))
     }
 
     /// What the row memo holds for `pc` in a form that needs no table: a
@@ -497,33 +518,77 @@ impl<'a> Memo<'a> {
                 }
             }
         }
+        if topmost {
+            if let Some(found) = self.in_span(pc) {
+                return Some(found);
+            }
+        }
         let i = self.slot(pc)?;
         let v = self.view(i)?;
         let entry = v.row_entry(pc);
-        if !matches!(entry, Some((_, Some(_), _))) {
+        if !matches!(entry, Some((_, Some(_), _, _))) {
             if let Some(fns) = v.tables.fns.clone() {
                 return self.lookup_fn(i, pc, topmost, &fns);
             }
         }
-        let (which, index, starts) = entry?;
+        let (which, index, starts, span) = entry?;
         let Some(index) = index else {
             return Some((None, starts));
         };
         let (row, kind) = v.row(which, index)?;
         let common = Common::of(&row);
-        self.remember(
-            topmost,
-            RowSlot {
-                pc: pc as u64,
-                map: i as u8,
-                flags: if which != 0 { SLOT_FALLBACK } else { 0 }
-                    | if starts { SLOT_STARTS } else { 0 }
-                    | if row.ra.is_none() { SLOT_OUTERMOST } else { 0 },
-                index,
-                common: common.map_or(0, |c| c.pack(kind == Kind::EhFrame)),
-            },
-        );
+        let slot = RowSlot {
+            pc: pc as u64,
+            map: i as u8,
+            flags: if which != 0 { SLOT_FALLBACK } else { 0 }
+                | if starts { SLOT_STARTS } else { 0 }
+                | if row.ra.is_none() { SLOT_OUTERMOST } else { 0 },
+            index,
+            common: common.map_or(0, |c| c.pack(kind == Kind::EhFrame)),
+        };
+        self.remember(topmost, slot);
+        if topmost && common.is_some() && which == 0 {
+            self.keep_span(i, span, slot);
+        }
         Some((Some(Found::new(row, common, kind)), starts))
+    }
+
+    /// The row of a topmost frame at `pc` from the topmost span, and
+    /// whether the rules change at `pc` (its first address).
+    #[inline]
+    fn in_span(&self, pc: usize) -> Option<(Option<Found>, bool)> {
+        let span = &self.set.span;
+        let starts = pc as u64 == span.lo;
+        if !(starts && span.lo < span.hi || span.inside(pc as u64)) {
+            return None;
+        }
+        let (c, kind) = span.row.common()?;
+        stats::inc(Stat::SpanRows);
+        Some((Some(Found::Common(c, kind)), starts))
+    }
+
+    /// Keeps the link-time span `[lo, hi)` of mapping slot `i`, whose
+    /// row of the common form `slot` holds, as the memo's span (the part
+    /// of it in the mapping).
+    #[inline]
+    fn keep_span(&mut self, i: usize, (lo, hi): (u64, u64), slot: RowSlot) {
+        let Some(m) = self.set.maps[i].as_ref() else {
+            return;
+        };
+        let lo = lo.wrapping_add(m.bias).max(m.start as u64);
+        let hi = hi.wrapping_add(m.bias).min(m.end as u64);
+        // A span that wrapped around (a bias no sane file gives) is none.
+        if lo < hi && lo <= slot.pc && slot.pc < hi {
+            self.set.span = RowSpan {
+                lo,
+                hi,
+                row: RowSlot {
+                    flags: slot.flags & !SLOT_STARTS,
+                    ..slot
+                },
+            };
+            self.set.dirty = true;
+        }
     }
 
     /// Keeps `slot` in the row memo; a topmost frame's goes to the
@@ -559,7 +624,7 @@ impl<'a> Memo<'a> {
             FnIndex::EhFrame(_) => Kind::EhFrame,
             FnIndex::Sframe(_) => Kind::SFrame,
         };
-        let (row, starts) = match fns.row(link) {
+        let (row, starts, span) = match fns.row_span(link) {
             Some(r) => {
                 stats::inc(Stat::FnRows);
                 r
@@ -567,7 +632,8 @@ impl<'a> Memo<'a> {
             None if self.cached_only => return None,
             None => {
                 let tables = self.pins[i].as_deref()?;
-                read_function(pc, m.entry.as_deref()?, tables, fns, link)?
+                let (row, starts) = read_function(pc, m.entry.as_deref()?, tables, fns, link)?;
+                (row, starts, (link, link))
             }
         };
         let (row, common) = match row {
@@ -577,18 +643,19 @@ impl<'a> Memo<'a> {
         };
         let outermost = row.is_some_and(|r| r.ra.is_none());
         if common.is_some() || outermost {
-            self.remember(
-                topmost,
-                RowSlot {
-                    pc: pc as u64,
-                    map: i as u8,
-                    flags: SLOT_NO_INDEX
-                        | if starts { SLOT_STARTS } else { 0 }
-                        | if outermost { SLOT_OUTERMOST } else { 0 },
-                    index: 0,
-                    common: common.map_or(0, |c| c.pack(kind == Kind::EhFrame)),
-                },
-            );
+            let slot = RowSlot {
+                pc: pc as u64,
+                map: i as u8,
+                flags: SLOT_NO_INDEX
+                    | if starts { SLOT_STARTS } else { 0 }
+                    | if outermost { SLOT_OUTERMOST } else { 0 },
+                index: 0,
+                common: common.map_or(0, |c| c.pack(kind == Kind::EhFrame)),
+            };
+            self.remember(topmost, slot);
+            if topmost && common.is_some() {
+                self.keep_span(i, span, slot);
+            }
         }
         let found = match (common, row) {
             (Some(c), _) => Found::Common(c, kind),

@@ -120,26 +120,44 @@ impl Function {
 
     /// The rules at `pc` and whether they change there.
     fn row(&self, pc: u64) -> (Rules, bool) {
+        let (rules, starts, _) = self.row_span(pc);
+        (rules, starts)
+    }
+
+    /// [`Function::row`], with the link-time addresses `[lo, hi)` around
+    /// `pc` that have the same rules of the common form, changing only at
+    /// `lo` (empty for any other row, and in a PLT, whose rows repeat).
+    fn row_span(&self, pc: u64) -> (Rules, bool, (u64, u64)) {
+        let none = (Rules::None, false, (pc, pc));
         let Some(mut off) = pc
             .checked_sub(self.start)
             .and_then(|o| u32::try_from(o).ok())
         else {
-            return (Rules::None, false);
+            return none;
         };
         if let Some(o) = off.checked_rem(self.rep) {
             off = o;
         }
-        let Some(k) = self.rows.partition_point(|k| k.off <= off).checked_sub(1) else {
-            return (Rules::None, false);
-        };
-        let Some(&Kept { off: at, rule }) = self.rows.get(k) else {
-            return (Rules::None, false);
+        let n = self.rows.partition_point(|k| k.off <= off);
+        let Some(&Kept { off: at, rule }) = n.checked_sub(1).and_then(|k| self.rows.get(k)) else {
+            return none;
         };
         if rule & COMMON_VALID != 0 {
-            let c = Common::unpack(rule).map_or(Rules::None, |(c, _)| Rules::Common(c));
-            return (c, at == off);
+            let Some((c, _)) = Common::unpack(rule) else {
+                return (Rules::None, at == off, (pc, pc));
+            };
+            // `at <= off`, so `start + at <= pc`: no overflow.
+            let span = match self.rows.get(n) {
+                _ if self.rep != 0 => (pc, pc),
+                Some(next) => (
+                    self.start + u64::from(at),
+                    self.start.saturating_add(u64::from(next.off)),
+                ),
+                None => (self.start + u64::from(at), self.end),
+            };
+            return (Rules::Common(c), at == off, span);
         }
-        match self.others.get(rule as usize) {
+        let (rules, starts) = match self.others.get(rule as usize) {
             // The PLT expression's row depends on the PC in its block.
             Some(r) if r.plt.is_some() => match row_at(core::slice::from_ref(r), self.start, pc) {
                 Some((Some(row), starts)) => (Rules::Row(row), starts),
@@ -148,7 +166,8 @@ impl Function {
             },
             Some(r) => (r.row.map_or(Rules::None, Rules::Row), at == off),
             None => (Rules::None, false),
-        }
+        };
+        (rules, starts, (pc, pc))
     }
 }
 
@@ -352,6 +371,13 @@ impl Functions {
     /// the function at `pc` was looked up: `Some(None)` where it has no
     /// rules for `pc`; `None` if no function kept covers `pc`.
     pub(crate) fn row(&self, pc: u64) -> Option<(Rules, bool)> {
+        let (rules, starts, _) = self.row_span(pc)?;
+        Some((rules, starts))
+    }
+
+    /// [`Functions::row`], with the span of [`Function::row_span`], within
+    /// the function.
+    pub(crate) fn row_span(&self, pc: u64) -> Option<(Rules, bool, (u64, u64))> {
         let mut s = self.set.lock();
         let pos = s.at_or_below(pc)?;
         let k = *s.order.get(pos)? as usize;
@@ -359,7 +385,8 @@ impl Functions {
         if pc >= f.end {
             return None;
         }
-        let found = f.row(pc);
+        let (rules, starts, (lo, hi)) = f.row_span(pc);
+        let found = (rules, starts, (lo, hi.min(f.end)));
         let s = &mut *s;
         s.used.touch(&mut s.links, k);
         Some(found)

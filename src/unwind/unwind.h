@@ -99,11 +99,12 @@ bool unwind_rs_mm_key(struct unwind_rs_mm_key *k);
 /*
  * A run of table steps through the frames whose rows a walk's memo holds
  * in the common form (unwind_rs_memo_run()): @rows is the memo's
- * UNWIND_RS_ROW_SLOTS slots (row_slot.h), @top its topmost frame's slot;
- * @topmost: the state is at the topmost frame (its row is that of @ip, not
- * @ip - 1).  Out: the state at the first frame it could not step, @nr, @eh
- * (frames stepped with .eh_frame rows) and @done (the outermost frame was
- * reached).
+ * UNWIND_RS_ROW_SLOTS slots (row_slot.h), @top its topmost frame's slot,
+ * @span the stretch of code around its last topmost IP; @topmost: the
+ * state is at the topmost frame (its row is that of @ip, not @ip - 1).
+ * Out: the state at the first frame it could not step, @nr, @eh (frames
+ * stepped with .eh_frame rows), @done (the outermost frame was reached)
+ * and @spanned (the topmost frame's row came from @span).
  */
 struct unwind_rs_memo_run {
 	unsigned long ip;
@@ -112,11 +113,13 @@ struct unwind_rs_memo_run {
 	unsigned long *entries;
 	const struct unwind_rs_row_slot *rows;
 	const struct unwind_rs_row_slot *top;
+	const struct unwind_rs_row_span *span;
 	unsigned int nr;
 	unsigned int max;
 	unsigned int eh;
 	bool done;
 	bool topmost;
+	bool spanned;
 };
 
 void unwind_rs_memo_run(struct unwind_rs_memo_run *w);

@@ -95,9 +95,9 @@ static __always_inline bool unwind_rs_user_slots(unsigned long p, unsigned long 
 /*
  * The memo's row for @pc in the common form into @c: false if the memo
  * does not hold it in that form, or holds the outermost frame's (@w->done).
- * A topmost frame's (@topmost, @pc its IP) may be in the topmost slot, and
- * is walk.rs's where an entry starts at @pc (its rules may be another
- * entry's end: Memo::topmost_row()).
+ * A topmost frame's (@topmost, @pc its IP) may be in the topmost slot or
+ * inside the span (@w->spanned), and is walk.rs's where an entry starts at
+ * @pc (its rules may be another entry's end: Memo::topmost_row()).
  */
 static __always_inline bool unwind_rs_memo_row(struct unwind_rs_memo_run *w,
 					       unsigned long pc, bool topmost,
@@ -105,8 +105,13 @@ static __always_inline bool unwind_rs_memo_row(struct unwind_rs_memo_run *w,
 {
 	const struct unwind_rs_row_slot *r = &w->rows[unwind_rs_row_hash(pc)];
 
-	if (r->pc != pc && topmost)
+	if (r->pc != pc && topmost) {
 		r = w->top;
+		if (r->pc != pc && unwind_rs_span_inside(w->span, pc)) {
+			w->spanned = true;
+			return unwind_rs_common_unpack(w->span->row.common, c);
+		}
+	}
 	if (r->pc != pc || !pc)
 		return false;
 	if (topmost && (r->flags & UNWIND_RS_SLOT_STARTS))

@@ -509,7 +509,7 @@ impl UnwindUserState {
     /// stepped from `.eh_frame` rows, and whether it reached the
     /// outermost frame.
     fn memo_run(&mut self, entries: &mut [usize], nr: &mut usize, memo: &Memo<'_>) -> (u64, bool) {
-        let Some((rows, top)) = memo.rows() else {
+        let Some((rows, top, span)) = memo.rows() else {
             return (0, false);
         };
         let mut w = ffi::MemoRun {
@@ -519,18 +519,23 @@ impl UnwindUserState {
             entries: entries.as_mut_ptr(),
             rows: rows.as_ptr().cast(),
             top: core::ptr::from_ref(top).cast(),
+            span: core::ptr::from_ref(span).cast(),
             nr: *nr as u32,
             max: entries.len().min(u32::MAX as usize) as u32,
             eh: 0,
             done: false,
             topmost: self.topmost,
+            spanned: false,
         };
         // SAFETY: `w.entries` has room for `w.max` entries, of which the
         // helper writes only those from `w.nr` on, below `w.max`; `w.rows`
-        // is the memo's `ROWS_LEN` slots and `w.top` its topmost slot,
-        // which the helper only reads and which nothing else writes while
-        // `memo` is borrowed.
+        // is the memo's `ROWS_LEN` slots, `w.top` its topmost slot and
+        // `w.span` its span, which the helper only reads and which nothing
+        // else writes while `memo` is borrowed.
         unsafe { ffi::unwind_rs_memo_run(&mut w) };
+        if w.spanned {
+            stats::inc(Stat::SpanRows);
+        }
         let steps = (w.nr as usize).clamp(*nr, entries.len()) - *nr;
         *nr += steps;
         self.ip = w.ip;

@@ -2205,6 +2205,40 @@ fn lookup_by_function_equals_the_whole_compile_on_real_sections() {
 /// once (`synth_hdr_at`), placed past what the file maps, and looks its
 /// functions up through it: the same rows as through the file's own
 /// header, and as the whole compile, at every PC of every fixture.
+/// `Table::lookup_span`'s stretch around each PC (the memo's topmost
+/// span): the same rules throughout, an entry starting at its first PC
+/// only, and the next stretch starting at its end.
+#[test]
+fn entry_spans_have_one_rule_throughout() {
+    let mut spans = 0u64;
+    for fx in fixtures() {
+        let o = fx.compiled();
+        let t = o.table();
+        let (_, fdes) = parse_interp(fx.txt);
+        for f in &fdes {
+            let mut pc = f.pc.0;
+            while pc < f.pc.1 {
+                let (i, starts, (lo, hi)) = t.lookup_span(pc).expect("in the table");
+                assert_eq!(t.lookup_entry(pc), Some((i, starts)), "{} {pc:#x}", fx.name);
+                assert_eq!(starts, pc == lo, "{} {pc:#x}", fx.name);
+                if i.is_none() {
+                    pc += 1;
+                    continue;
+                }
+                assert!(lo <= pc && pc < hi, "{} {pc:#x}: {lo:#x}..{hi:#x}", fx.name);
+                for x in lo..hi {
+                    assert_eq!(t.lookup_entry(x), Some((i, x == lo)), "{} {x:#x}", fx.name);
+                }
+                assert!(t.lookup_entry(hi).is_none_or(|(_, s)| s), "{} {hi:#x}", fx.name);
+                spans += 1;
+                pc = hi;
+            }
+        }
+    }
+    eprintln!("{spans} spans");
+    assert!(spans > 5_000, "{spans}");
+}
+
 #[test]
 fn lookup_by_function_through_a_made_header() {
     let mut pcs = 0u64;

@@ -3,7 +3,7 @@
 //! Host test of the layouts C and Rust share (`src/unwind/row_slot.h`):
 //! the header's C decoders (`row_slot_decode.c`, compiled here with the
 //! host's `cc`) against Rust's (`Common::unpack`, `Common::cfa`,
-//! `row_hash`, taking their constants from the same header through
+//! `row_hash`, `RowSpan::inside`, taking their constants from the same header through
 //! bindgen, see `tests/host/run`) on random rows, registers and PCs: what
 //! the C loop steps must be what the Rust walk would.
 //!
@@ -19,7 +19,7 @@ use rng::Rng;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
-use table::{row_hash, Common, RowSlot, ROW_SLOTS};
+use table::{row_hash, Common, RowSlot, RowSpan, ROW_SLOTS};
 
 /// Builds `row_slot_decode.c` and feeds it `input`: its output lines.
 fn run_c(input: &str) -> Vec<String> {
@@ -94,23 +94,47 @@ fn header_decoders_match_rust() {
     for _ in 0..N {
         let (p, sp, fp) = (packed(&mut r), reg(&mut r), reg(&mut r));
         let pc = if r.below(2) == 0 { r.next() } else { 0x5555_0000_0000 + r.below(1 << 24) };
-        input.push_str(&format!("{p} {sp} {fp} {pc}\n"));
-        cases.push((p, sp, fp, pc));
+        // A span around `pc`, at its edges, empty, reversed or anywhere.
+        let (lo, hi) = match r.below(6) {
+            0 => (pc.wrapping_sub(r.below(64)), pc.wrapping_add(r.below(64))),
+            1 => (pc, pc.wrapping_add(1 + r.below(4))),
+            2 => (pc.wrapping_sub(1 + r.below(4)), pc),
+            3 => (pc, pc),
+            4 => (pc.wrapping_add(r.below(64)), pc.wrapping_sub(r.below(64))),
+            _ => (r.next(), r.next()),
+        };
+        input.push_str(&format!("{p} {sp} {fp} {pc} {lo} {hi}\n"));
+        cases.push((p, sp, fp, pc, lo, hi));
     }
     let lines = run_c(&input);
     assert_eq!(lines.len(), N + 1, "one line per row, after the layout");
     let layout = format!(
-        "{} {} {} {} {} {}",
+        "{} {} {} {} {} {} {} {}",
         core::mem::size_of::<RowSlot>(),
         core::mem::offset_of!(RowSlot, map),
         core::mem::offset_of!(RowSlot, flags),
         core::mem::offset_of!(RowSlot, index),
         core::mem::offset_of!(RowSlot, common),
-        ROW_SLOTS
+        ROW_SLOTS,
+        core::mem::size_of::<RowSpan>(),
+        core::mem::offset_of!(RowSpan, row),
     );
-    assert_eq!(lines[0], layout, "struct unwind_rs_row_slot");
-    let (mut valid, mut stepped) = (0usize, 0usize);
-    for ((p, sp, fp, pc), line) in cases.into_iter().zip(&lines[1..]) {
+    assert_eq!(lines[0], layout, "struct unwind_rs_row_slot, unwind_rs_row_span");
+    let (mut valid, mut stepped, mut inside) = (0usize, 0usize, 0usize);
+    for ((p, sp, fp, pc, lo, hi), line) in cases.into_iter().zip(&lines[1..]) {
+        let span = RowSpan {
+            lo,
+            hi,
+            row: RowSlot {
+                pc: 0,
+                map: 0,
+                flags: 0,
+                index: 0,
+                common: 0,
+            },
+        };
+        let ins = span.inside(pc);
+        inside += ins as usize;
         let want = match Common::unpack(p) {
             Some((c, eh)) => {
                 valid += 1;
@@ -118,20 +142,26 @@ fn header_decoders_match_rust() {
                 stepped += (cfa != 0) as usize;
                 let span = 8 * u64::from(c.fp_slot.max(1));
                 format!(
-                    "1 {} {} {} {} {span} {cfa} {}",
+                    "1 {} {} {} {} {span} {cfa} {} {}",
                     c.cfa_fp as u8,
                     eh as u8,
                     c.fp_slot,
                     c.off,
-                    row_hash(pc)
+                    row_hash(pc),
+                    ins as u8
                 )
             }
-            None => format!("0 0 0 0 0 0 0 {}", row_hash(pc)),
+            None => format!("0 0 0 0 0 0 0 {} {}", row_hash(pc), ins as u8),
         };
-        assert_eq!(line, &want, "packed {p:#x}, sp {sp:#x}, fp {fp:#x}, pc {pc:#x}");
+        assert_eq!(
+            line, &want,
+            "packed {p:#x}, sp {sp:#x}, fp {fp:#x}, pc {pc:#x}, span {lo:#x}..{hi:#x}"
+        );
     }
-    // The rows must reach every branch: valid and not, stepped and not.
+    // The rows must reach every branch: valid and not, stepped and not,
+    // inside the span and not.
     assert!(valid > N / 2 && stepped > N / 20 && stepped < valid, "{valid} {stepped}");
+    assert!(inside > N / 10 && inside < N / 2, "{inside}");
 }
 
 #[test]

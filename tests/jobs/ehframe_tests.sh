@@ -304,6 +304,52 @@ t_tables_rows_remembered() {
 	return $r
 }
 
+# A spinning task sampled by perf: its topmost IP moves about a loop of
+# 256 instructions with one row, more IPs than the row memo has slots.
+# After the first samples, each takes its topmost row from the stretch
+# of code kept with the last one found (span_rows), not from the file's
+# functions (fn_rows: a first walk's rows, whatever the samples).
+t_tables_topmost_span() {
+	eh_need || return 4
+	perf_ready || return
+	r=0
+	f0=$(ehs fn_rows)
+	s0=$(ehs span_rows)
+	perf_rec $PD/span.data fp,defer $EH/ehchain-static wide 16 1000000 || return 1
+	f1=$(ehs fn_rows)
+	s1=$(ehs span_rows)
+	n=$($PERF report -i $PD/span.data --stats 2>/dev/null |
+		awk '$1 == "CALLCHAIN_DEFERRED" && $2 == "events:" { print $3; exit }')
+	# The rows so taken are right: the stacks from the leaf are whole.
+	set -- $($PERF script -i $PD/span.data --no-inline -F comm,ip,sym 2>/dev/null | awk '
+	BEGIN { RS = ""; FS = "\n" }
+	$1 ~ /^ehchain-static/ {
+		leaf = ch = run = main = 0
+		for (i = 2; i <= NF; i++) {
+			split($i, f, " ")
+			if (f[2] == "eh_leaf") leaf = 1
+			else if (f[2] == "chain") ch++
+			else if (f[2] == "run") run = 1
+			else if (f[2] == "main") main = 1
+		}
+		if (!leaf)
+			next
+		leafy++
+		if (ch == 16 && run && main)
+			complete++
+	}
+	END { print leafy + 0, complete + 0 }')
+	rm -f $PD/span.data*
+	n=${n:-0}
+	diag "$n deferred samples; topmost rows from the span $((s1 - s0)), rows from the functions kept $((f1 - f0)); $2 of $1 stacks from the leaf whole"
+	expect_ge "deferred samples" $n 100 || return 1
+	expect_ge "whole stacks from the leaf (99%)" $2 $(($1 * 99 / 100)) || r=1
+	expect_ge "samples in the leaf" $1 $((n / 2)) || r=1
+	expect_ge "topmost rows from the span (half the samples)" $((s1 - s0)) $((n / 2)) || r=1
+	expect_le "rows from the functions kept (a first walk's, 10% of samples)" $((f1 - f0)) $((n / 10 + 40)) || r=1
+	return $r
+}
+
 # tables_reload [PARAMS]: the core module again, with PARAMS (an empty
 # table cache).
 tables_reload() {
@@ -517,7 +563,7 @@ t_tables_sframe_by_function() {
 	return $r
 }
 
-T_TABLES="t_tables_rows_remembered t_tables_compiled_whole t_tables_big t_tables_shared_miss t_tables_capped \
+T_TABLES="t_tables_rows_remembered t_tables_topmost_span t_tables_compiled_whole t_tables_big t_tables_shared_miss t_tables_capped \
 	t_tables_no_atime t_tables_sframe_large t_tables_sframe_by_function t_tables_shared_read"
 
 T_EHFRAME="t_ehframe_chain_static t_ehframe_chain_static_nohdr t_ehframe_chain_static_pie t_ehframe_chain_dynamic \

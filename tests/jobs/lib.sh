@@ -39,6 +39,14 @@ expect_ge() {
 	fi
 }
 
+# expect_le WHAT GOT MAX
+expect_le() {
+	if [ "$2" -gt "$3" ]; then
+		diag "$1: got $2, want <= $3"
+		return 1
+	fi
+}
+
 # cut_stacks [MAX [KEEP]]: perf script's output from stdin to stdout, each
 # sample's stack longer than MAX frames (default 40) cut to its first KEEP
 # (default 8) and one line "... N more frames".  A sample is a line that

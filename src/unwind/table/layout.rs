@@ -17,6 +17,20 @@ use generated as g;
 /// One slot of a walk's row memo (`struct unwind_rs_row_slot`).
 pub use g::unwind_rs_row_slot as RowSlot;
 
+/// The stretch of code around a walk's last topmost IP that has one row
+/// (`struct unwind_rs_row_span`).
+pub use g::unwind_rs_row_span as RowSpan;
+
+impl RowSpan {
+    /// Whether `pc` is in the span past its first address
+    /// (`unwind_rs_span_inside()`): there the span's row is `pc`'s, and
+    /// no entry starts at `pc`.
+    #[inline(always)]
+    pub fn inside(&self, pc: u64) -> bool {
+        pc > self.lo && pc < self.hi
+    }
+}
+
 /// The slots of a walk's row memo.
 pub const ROW_SLOTS: usize = g::UNWIND_RS_ROW_SLOTS as usize;
 /// `RowSlot::flags`: the row is from the entry's fallback table.

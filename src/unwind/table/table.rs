@@ -37,18 +37,35 @@ impl Table<'_> {
         self.row(self.lookup_entry(pc)?.0?)
     }
 
-    /// The index of the rules for `pc` (`None`: no rules), and whether
-    /// an entry starts exactly at `pc` (the rules change there: a
-    /// function may start there, or one end); `None` outside the table.
+    /// [`Table::lookup_span`] without the span (the host tests').
+    #[cfg(test)]
     #[inline]
     pub fn lookup_entry(&self, pc: u64) -> Option<(Option<u16>, bool)> {
+        let (i, starts, _) = self.lookup_span(pc)?;
+        Some((i, starts))
+    }
+
+    /// The index of the rules for `pc` (`None`: no rules), whether an
+    /// entry starts exactly at `pc` (the rules change there: a function
+    /// may start there, or one end), and the link-time addresses
+    /// `[lo, hi)` of that entry: every PC there has the same rules, which
+    /// change only at `lo` (empty for the last entry, which has none).
+    /// `None` outside the table.
+    #[inline]
+    pub fn lookup_span(&self, pc: u64) -> Option<(Option<u16>, bool, (u64, u64))> {
         let off = u32::try_from(pc.checked_sub(self.base)?).ok()?;
         // The number of entries starting at or before `off`.
         let n = self.starts.partition_point(|&s| s <= off);
         let at = n.checked_sub(1)?;
         let i = *self.index.get(at)?;
-        let starts_here = self.starts.get(at) == Some(&off);
-        Some(((i != NO_ROW).then_some(i), starts_here))
+        let lo = *self.starts.get(at)?;
+        let hi = self.starts.get(n).map_or(lo, |&h| h.max(lo));
+        // `lo <= off`: no overflow there; `hi` saturates.
+        let span = (
+            self.base + u64::from(lo),
+            self.base.saturating_add(u64::from(hi)),
+        );
+        Some(((i != NO_ROW).then_some(i), lo == off, span))
     }
 
     /// The row of index `i`.

@@ -21,6 +21,7 @@
  *   ehchain deferred DEPTH OP	the leaf asks for a deferred unwind
  *	(UT_OP_REQUEST or UT_OP_REQUEST_NMI); the callback's trace is checked
  *   ehchain spin DEPTH LOOPS	CPU-bound, known stack, for perf record
+ *   ehchain wide DEPTH LOOPS	the same, each loop 256 nops with one row
  *   ehchain edges MODE	requests in a function's prologue, body,
  *	restore_state path and epilogue
  *   ehchain nocfi MODE	requests in code without an FDE: at its entry,
@@ -193,17 +194,18 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "nocfi"))
 		return eh_nocfi(atoi(argv[2]));
 	if (argc < 4) {
-		ut_diag("usage: ehchain chain|mixed|mixed3|lib|dlopen|deferred|spin DEPTH MODE ... | edges|nocfi MODE");
+		ut_diag("usage: ehchain chain|mixed|mixed3|lib|dlopen|deferred DEPTH MODE ... | spin|wide DEPTH LOOPS | edges|nocfi MODE");
 		return UT_FAIL;
 	}
 	depth = atoi(argv[2]);
 	mode = atoi(argv[3]);
 	if (!strcmp(argv[1], "chain"))
 		return run_one(depth, mode, how, 1);
-	if (!strcmp(argv[1], "spin")) {
+	if (!strcmp(argv[1], "spin") || !strcmp(argv[1], "wide")) {
 		static struct eh_chain c;
 
 		c.spin = atol(argv[3]);
+		c.wide = !strcmp(argv[1], "wide");
 		run(&c, depth);
 		return UT_PASS;
 	}

@@ -31,6 +31,13 @@ __attribute__((noinline, noclone)) void eh_leaf(struct eh_chain *c)
 {
 	long ret, i;
 
+	if (c->spin > 0 && c->wide) {
+		/* 256 IPs with one row a loop: more than the row memo's slots */
+		for (i = 0; i < c->spin; i++)
+			asm volatile(".rept 256\n\tnop\n\t.endr" ::: "memory");
+		c->ra[0] = (unsigned long)__builtin_return_address(0);
+		return;
+	}
 	if (c->spin > 0) {
 		for (i = 0; i < c->spin; i++)
 			spin_sink += i;
