@@ -233,6 +233,11 @@ t_ehframe_counted() {
 # Debian's perf, --call-graph fp,defer, on the static program's spin
 # (eh_leaf, 16 x chain, run, main): the module's walk gives complete
 # stacks, perf's own frame-pointer walk (fp) cannot.
+# perf names the spin loop after eh_leaf or after the label inside it
+# (eh_leaf_ip, sized up to the next symbol), as the shape of its symbol
+# tree has it.
+EH_LEAF="eh_leaf|eh_leaf_ip"
+
 t_ehframe_perf_defer() {
 	eh_need || return 4
 	perf_ready || return
@@ -240,30 +245,7 @@ t_ehframe_perf_defer() {
 	for cg in fp,defer fp; do
 		rm -f /tmp/eh.incomplete
 		perf_rec $PD/eh.data $cg $EH/ehchain-static spin 16 30000000 || return 1
-		set -- $($PERF script -i $PD/eh.data --no-inline -F comm,ip,sym 2>/dev/null | awk '
-		BEGIN { RS = ""; FS = "\n" }
-		$1 ~ /^ehchain-static/ {
-			samples++
-			leaf = ch = run = main = 0
-			for (i = 2; i <= NF; i++) {
-				split($i, f, " ")
-				# perf names the spin loop after eh_leaf or after the
-				# label inside it (eh_leaf_ip, sized up to the next
-				# symbol), as the shape of its symbol tree has it.
-				if (f[2] == "eh_leaf" || f[2] == "eh_leaf_ip") leaf = 1
-				else if (f[2] == "chain") ch++
-				else if (f[2] == "run") run = 1
-				else if (f[2] == "main") main = 1
-			}
-			if (!leaf)
-				next
-			leafy++
-			if (ch == 16 && run && main)
-				complete++
-			else if (bad++ < 4)
-				print $0 > "/tmp/eh.incomplete"
-		}
-		END { print samples + 0, leafy + 0, complete + 0 }')
+		set -- $(leaf_chains $PD/eh.data ehchain-static "$EH_LEAF" /tmp/eh.incomplete)
 		diag "--call-graph $cg: $1 samples, $3 of $2 in the leaf complete"
 		expect_ge "$cg: samples in the leaf" $2 20 || r=1
 		case $cg in
@@ -321,30 +303,13 @@ t_tables_topmost_span() {
 	n=$($PERF report -i $PD/span.data --stats 2>/dev/null |
 		awk '$1 == "CALLCHAIN_DEFERRED" && $2 == "events:" { print $3; exit }')
 	# The rows so taken are right: the stacks from the leaf are whole.
-	set -- $($PERF script -i $PD/span.data --no-inline -F comm,ip,sym 2>/dev/null | awk '
-	BEGIN { RS = ""; FS = "\n" }
-	$1 ~ /^ehchain-static/ {
-		leaf = ch = run = main = 0
-		for (i = 2; i <= NF; i++) {
-			split($i, f, " ")
-			if (f[2] == "eh_leaf") leaf = 1
-			else if (f[2] == "chain") ch++
-			else if (f[2] == "run") run = 1
-			else if (f[2] == "main") main = 1
-		}
-		if (!leaf)
-			next
-		leafy++
-		if (ch == 16 && run && main)
-			complete++
-	}
-	END { print leafy + 0, complete + 0 }')
+	set -- $(leaf_chains $PD/span.data ehchain-static "$EH_LEAF")
 	rm -f $PD/span.data*
 	n=${n:-0}
-	diag "$n deferred samples; topmost rows from the span $((s1 - s0)), rows from the functions kept $((f1 - f0)); $2 of $1 stacks from the leaf whole"
+	diag "$n deferred samples; topmost rows from the span $((s1 - s0)), rows from the functions kept $((f1 - f0)); $3 of $2 stacks from the leaf whole"
 	expect_ge "deferred samples" $n 100 || return 1
-	expect_ge "whole stacks from the leaf (99%)" $2 $(($1 * 99 / 100)) || r=1
-	expect_ge "samples in the leaf" $1 $((n / 2)) || r=1
+	expect_ge "whole stacks from the leaf (99%)" $3 $(($2 * 99 / 100)) || r=1
+	expect_ge "samples in the leaf" $2 $((n / 2)) || r=1
 	expect_ge "topmost rows from the span (half the samples)" $((s1 - s0)) $((n / 2)) || r=1
 	expect_le "rows from the functions kept (a first walk's, 10% of samples)" $((f1 - f0)) $((n / 10 + 40)) || r=1
 	return $r

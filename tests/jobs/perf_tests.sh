@@ -32,6 +32,39 @@ perf_rec() {
 	fi
 }
 
+# leaf_chains FILE COMM LEAF [BAD]: Debian's perf on a program whose
+# stacks are LEAF (an awk regex of the leaf's names), 16 x chain, run,
+# main: "samples leafy complete" of COMM's samples in FILE (leafy: in
+# LEAF; complete: with the whole stack below it); the first 4 incomplete
+# stacks go to the file BAD.
+leaf_chains() {
+	$PERF script -i $1 --no-inline -F comm,ip,sym 2>/dev/null |
+		awk -v comm=$2 -v want="^($3)\$" -v badf=${4:-/dev/null} '
+	BEGIN { RS = ""; FS = "\n" }
+	{
+		split($1, h, " ")
+		if (h[1] != comm)
+			next
+		samples++
+		leaf = ch = run = main = 0
+		for (i = 2; i <= NF; i++) {
+			split($i, f, " ")
+			if (f[2] ~ want) leaf = 1
+			else if (f[2] == "chain") ch++
+			else if (f[2] == "run") run = 1
+			else if (f[2] == "main") main = 1
+		}
+		if (!leaf)
+			next
+		leafy++
+		if (ch == 16 && run && main)
+			complete++
+		else if (bad++ < 4)
+			print $0 > badf
+	}
+	END { print samples + 0, leafy + 0, complete + 0 }'
+}
+
 # perf_rec_bg OUT: a 3 s fp,defer session of perf_work64 in the
 # background ($pid), returning 1 s into the workload (perf takes a while
 # to start under TCG).

@@ -81,32 +81,7 @@ sf_deferred() {
 t_sframe_deferred_v2() { sf_deferred v2; }
 t_sframe_deferred_v3() { sf_deferred v3; }
 
-# Debian's perf on a frame-pointer-less program (leaf, 16 x chain, run,
-# main): "samples leafy complete" of COMM's samples in FILE.
-sf_perf_chains() {
-	$PERF script -i $1 --no-inline -F comm,ip,sym 2>/dev/null | awk -v comm=$2 '
-	BEGIN { RS = ""; FS = "\n" }
-	{
-		split($1, h, " ")
-		if (h[1] != comm)
-			next
-		samples++
-		leaf = ch = run = main = 0
-		for (i = 2; i <= NF; i++) {
-			split($i, f, " ")
-			if (f[2] == "leaf") leaf = 1
-			else if (f[2] == "chain") ch++
-			else if (f[2] == "run") run = 1
-			else if (f[2] == "main") main = 1
-		}
-		if (!leaf)
-			next
-		leafy++
-		if (ch == 16 && run && main)
-			complete++
-	}
-	END { print samples + 0, leafy + 0, complete + 0 }'
-}
+sf_perf_chains() { leaf_chains $1 $2 leaf; }
 
 # perf record --call-graph fp,defer gives complete stacks (the module
 # walks with SFrame before the return to user space); --call-graph fp
