@@ -269,10 +269,11 @@ t_stress_deferred_records() {
 				continue
 			tid = stid[i]
 			c = scook[i] ""
-			if ((tid in na) && na[tid] != c) { nxa[i] = nt[tid]; nxc[i] = na[tid] }
-			else if (tid in nb) { nxa[i] = ntb[tid]; nxc[i] = nb[tid] }
+			if ((tid in na) && na[tid] != c) {
+				nxa[i] = nt[tid]; nxc[i] = na[tid]
+				nb[tid] = na[tid]; ntb[tid] = nt[tid]
+			} else if (tid in nb) { nxa[i] = ntb[tid]; nxc[i] = nb[tid] }
 			else { nxa[i] = end; nxc[i] = "none" }
-			if ((tid in na) && na[tid] != c) { nb[tid] = na[tid]; ntb[tid] = nt[tid] }
 			na[tid] = c
 			nt[tid] = st[i]
 		}
