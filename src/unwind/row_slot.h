@@ -16,8 +16,16 @@
 #define __always_inline inline
 #endif
 
-/* The slots of a walk's row memo; a PC's slot is unwind_rs_row_hash(). */
-#define UNWIND_RS_ROW_SLOTS		32
+/*
+ * The slots of a walk's row memo, in sets of UNWIND_RS_ROW_WAYS: a PC's row
+ * is in one slot of the set of unwind_rs_row_hash() (unwind_rs_row_find()).
+ * The hash multiplies by 2^64 / phi and keeps the top bits, so that the
+ * return addresses of neighbouring code spread over the sets.
+ */
+#define UNWIND_RS_ROW_BITS		5
+#define UNWIND_RS_ROW_SLOTS		(1 << UNWIND_RS_ROW_BITS)
+#define UNWIND_RS_ROW_WAYS		4
+#define UNWIND_RS_ROW_MULT		0x9e3779b97f4a7c15UL
 
 /* unwind_rs_row_slot.flags */
 #define UNWIND_RS_SLOT_FALLBACK		0x1	/* the row is from the entry's fallback table */
@@ -71,10 +79,27 @@ struct unwind_rs_common {
 	int cfa_fp;
 };
 
-/* The memo's slot of @pc. */
+/* The memo's first slot for @pc (64-bit @pc, as the kernel's). */
 static __always_inline unsigned int unwind_rs_row_hash(unsigned long pc)
 {
-	return (pc ^ (pc >> 5) ^ (pc >> 10)) % UNWIND_RS_ROW_SLOTS;
+	return (pc * UNWIND_RS_ROW_MULT) >> (64 - UNWIND_RS_ROW_BITS);
+}
+
+/*
+ * The slot of @rows (UNWIND_RS_ROW_SLOTS) that holds @pc's row if one of
+ * its set does, its first slot first: rows whose PCs hash alike all stay,
+ * up to UNWIND_RS_ROW_WAYS of them (a walk that repeats a stack finds each
+ * of its rows again); else the first slot, which does not hold it either.
+ */
+static __always_inline unsigned int unwind_rs_row_find(const struct unwind_rs_row_slot *rows,
+						       unsigned long pc)
+{
+	unsigned int h = unwind_rs_row_hash(pc), i;
+
+	for (i = 0; i < UNWIND_RS_ROW_WAYS; i++)
+		if (rows[h ^ i].pc == pc)
+			return h ^ i;
+	return h;
 }
 
 /*

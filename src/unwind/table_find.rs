@@ -43,7 +43,7 @@ use kernel::sync::Arc;
 use super::elf::PAGE_SIZE;
 use super::ffi::{self, MmKey, VmaInfo};
 use super::regs::UserRegs;
-use super::table::{row_hash, Common, Row, RowSlot, RowSpan, ROW_SLOTS};
+use super::table::{row_find, row_hash, Common, Row, RowSlot, RowSpan, ROW_SLOTS, ROW_WAYS};
 use super::table::{SLOT_FALLBACK, SLOT_NO_INDEX, SLOT_OUTERMOST, SLOT_STARTS};
 use super::table_cache::{self as cache, Entry, Kind, Tables};
 use super::table_fns::{FnIndex, Functions, Rules};
@@ -55,7 +55,7 @@ use crate::sys::stats::{self, Stat};
 const USER_END: usize = 1 << 57;
 /// Mappings remembered per walk (program, a few libraries, the vDSO).
 const MEMO_LEN: usize = 8;
-/// Rows remembered per walk, direct mapped by PC ([`row_hash`]): deep
+/// Rows remembered per walk, in sets of slots by PC ([`row_find`]): deep
 /// stacks repeat return addresses (recursion, interpreters), and a
 /// repeated one then costs no table search.
 const ROWS_LEN: usize = ROW_SLOTS;
@@ -249,9 +249,9 @@ pub(crate) struct MapSet {
     /// in the same one.
     last: usize,
     rows: [RowSlot; ROWS_LEN],
-    /// A topmost frame's row whose slot in `rows` another PC holds (see
-    /// [`Memo::lookup`]): a task sampled at the same IP again, or in a
-    /// loop of system calls, finds it here, not in its file's functions.
+    /// The last topmost frame's row looked up (see [`Memo::lookup`]): a
+    /// task sampled at the same IP again, or in a loop of system calls,
+    /// finds it here, not in its file's functions.
     top: RowSlot,
     span: RowSpan,
     /// `rows`, `top` or `span` may hold something: a walk without tables, which
@@ -473,7 +473,7 @@ impl<'a> Memo<'a> {
     /// topmost frame the topmost slot.
     #[inline(always)]
     fn slot_of(&self, pc: usize, topmost: bool) -> Option<&RowSlot> {
-        let r = &self.set.rows[row_hash(pc as u64)];
+        let r = &self.set.rows[row_find(&self.set.rows, pc as u64)];
         if r.holds(pc) {
             Some(r)
         } else if topmost && self.set.top.holds(pc) {
@@ -494,9 +494,10 @@ impl<'a> Memo<'a> {
     /// else from the table, and the memo then keeps it.  `None` if `pc`'s
     /// mapping has no table or its table ends before `pc`.
     ///
-    /// A topmost frame's lookup (`topmost`) takes only an empty slot, else
-    /// the one topmost slot: a sampled IP moves from sample to sample, and
-    /// would evict the rows of the frames below it, which do not.
+    /// A topmost frame's lookup (`topmost`) keeps its row in the one
+    /// topmost slot: a sampled IP moves from sample to sample, and would
+    /// evict (or crowd into a pair) the rows of the frames below it,
+    /// which do not; the topmost span serves the rest of its stretch.
     fn lookup(&mut self, pc: usize, topmost: bool) -> Option<(Option<Found>, bool)> {
         if !self.enabled {
             return None;
@@ -591,15 +592,22 @@ impl<'a> Memo<'a> {
         }
     }
 
-    /// Keeps `slot` in the row memo; a topmost frame's goes to the
-    /// topmost slot if its own is taken (see [`Memo::lookup`]).
+    /// Keeps `slot` in the row memo: a topmost frame's in the topmost
+    /// slot (see [`Memo::lookup`]), any other in the first slot of its
+    /// set that is free (or already its PC's), else in the set's last,
+    /// so that the others keep the rows found first and a walk that
+    /// repeats more rows of one set than it has slots still finds most.
     #[inline]
     fn remember(&mut self, topmost: bool, slot: RowSlot) {
-        let h = row_hash(slot.pc);
-        if topmost && self.set.rows[h].pc != 0 {
+        if topmost {
             self.set.top = slot;
         } else {
-            self.set.rows[h] = slot;
+            let h = row_hash(slot.pc);
+            let k = (0..ROW_WAYS)
+                .map(|i| h ^ i)
+                .find(|&k| self.set.rows[k].pc == 0 || self.set.rows[k].pc == slot.pc)
+                .unwrap_or(h ^ (ROW_WAYS - 1));
+            self.set.rows[k] = slot;
         }
         self.set.dirty = true;
     }

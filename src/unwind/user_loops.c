@@ -103,7 +103,7 @@ static __always_inline bool unwind_rs_memo_row(struct unwind_rs_memo_run *w,
 					       unsigned long pc, bool topmost,
 					       struct unwind_rs_common *c)
 {
-	const struct unwind_rs_row_slot *r = &w->rows[unwind_rs_row_hash(pc)];
+	const struct unwind_rs_row_slot *r = &w->rows[unwind_rs_row_find(w->rows, pc)];
 
 	if (r->pc != pc && topmost) {
 		r = w->top;

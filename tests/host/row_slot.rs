@@ -3,9 +3,10 @@
 //! Host test of the layouts C and Rust share (`src/unwind/row_slot.h`):
 //! the header's C decoders (`row_slot_decode.c`, compiled here with the
 //! host's `cc`) against Rust's (`Common::unpack`, `Common::cfa`,
-//! `row_hash`, `RowSpan::inside`, taking their constants from the same header through
-//! bindgen, see `tests/host/run`) on random rows, registers and PCs: what
-//! the C loop steps must be what the Rust walk would.
+//! `row_hash`, `row_find`, `RowSpan::inside`, taking their constants from
+//! the same header through bindgen, see `tests/host/run`) on random rows,
+//! registers, PCs and memos: what the C loop steps must be what the Rust
+//! walk would.
 //!
 //! Built and run by `tests/host/run` with `rustc --test -O`.
 
@@ -19,7 +20,7 @@ use rng::Rng;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
-use table::{row_hash, Common, RowSlot, RowSpan, ROW_SLOTS};
+use table::{row_find, row_hash, Common, RowSlot, RowSpan, ROW_SLOTS, ROW_WAYS};
 
 /// Builds `row_slot_decode.c` and feeds it `input`: its output lines.
 fn run_c(input: &str) -> Vec<String> {
@@ -93,7 +94,11 @@ fn header_decoders_match_rust() {
     let mut input = String::new();
     for _ in 0..N {
         let (p, sp, fp) = (packed(&mut r), reg(&mut r), reg(&mut r));
-        let pc = if r.below(2) == 0 { r.next() } else { 0x5555_0000_0000 + r.below(1 << 24) };
+        let pc = if r.below(2) == 0 {
+            r.next()
+        } else {
+            0x5555_0000_0000 + r.below(1 << 24)
+        };
         // A span around `pc`, at its edges, empty, reversed or anywhere.
         let (lo, hi) = match r.below(6) {
             0 => (pc.wrapping_sub(r.below(64)), pc.wrapping_add(r.below(64))),
@@ -103,8 +108,14 @@ fn header_decoders_match_rust() {
             4 => (pc.wrapping_add(r.below(64)), pc.wrapping_sub(r.below(64))),
             _ => (r.next(), r.next()),
         };
-        input.push_str(&format!("{p} {sp} {fp} {pc} {lo} {hi}\n"));
-        cases.push((p, sp, fp, pc, lo, hi));
+        // The slot holding `pc`: its first, another of its set's, or any.
+        let held = match r.below(3) {
+            0 => row_hash(pc),
+            1 => row_hash(pc) ^ (1 + r.below(ROW_WAYS as u64 - 1) as usize),
+            _ => r.below(ROW_SLOTS as u64) as usize,
+        };
+        input.push_str(&format!("{p} {sp} {fp} {pc} {lo} {hi} {held}\n"));
+        cases.push((p, sp, fp, pc, lo, hi, held));
     }
     let lines = run_c(&input);
     assert_eq!(lines.len(), N + 1, "one line per row, after the layout");
@@ -119,9 +130,28 @@ fn header_decoders_match_rust() {
         core::mem::size_of::<RowSpan>(),
         core::mem::offset_of!(RowSpan, row),
     );
-    assert_eq!(lines[0], layout, "struct unwind_rs_row_slot, unwind_rs_row_span");
+    assert_eq!(
+        lines[0], layout,
+        "struct unwind_rs_row_slot, unwind_rs_row_span"
+    );
     let (mut valid, mut stepped, mut inside) = (0usize, 0usize, 0usize);
-    for ((p, sp, fp, pc, lo, hi), line) in cases.into_iter().zip(&lines[1..]) {
+    let mut found = [0usize; 3];
+    for ((p, sp, fp, pc, lo, hi, held), line) in cases.into_iter().zip(&lines[1..]) {
+        let mut rows = [RowSlot {
+            pc: pc.wrapping_add(1),
+            map: 0,
+            flags: 0,
+            index: 0,
+            common: 0,
+        }; ROW_SLOTS];
+        rows[held].pc = pc;
+        let at = row_find(&rows, pc);
+        // Found in its first slot, in another of its set, or not at all.
+        found[if rows[at].pc != pc {
+            2
+        } else {
+            (at != row_hash(pc)) as usize
+        }] += 1;
         let span = RowSpan {
             lo,
             hi,
@@ -142,7 +172,7 @@ fn header_decoders_match_rust() {
                 stepped += (cfa != 0) as usize;
                 let span = 8 * u64::from(c.fp_slot.max(1));
                 format!(
-                    "1 {} {} {} {} {span} {cfa} {} {}",
+                    "1 {} {} {} {} {span} {cfa} {} {} {at}",
                     c.cfa_fp as u8,
                     eh as u8,
                     c.fp_slot,
@@ -151,7 +181,7 @@ fn header_decoders_match_rust() {
                     ins as u8
                 )
             }
-            None => format!("0 0 0 0 0 0 0 {} {}", row_hash(pc), ins as u8),
+            None => format!("0 0 0 0 0 0 0 {} {} {at}", row_hash(pc), ins as u8),
         };
         assert_eq!(
             line, &want,
@@ -160,8 +190,12 @@ fn header_decoders_match_rust() {
     }
     // The rows must reach every branch: valid and not, stepped and not,
     // inside the span and not.
-    assert!(valid > N / 2 && stepped > N / 20 && stepped < valid, "{valid} {stepped}");
+    assert!(
+        valid > N / 2 && stepped > N / 20 && stepped < valid,
+        "{valid} {stepped}"
+    );
     assert!(inside > N / 10 && inside < N / 2, "{inside}");
+    assert!(found.iter().all(|&n| n > N / 10), "{found:?}");
 }
 
 #[test]

@@ -287,7 +287,8 @@ t_tables_rows_remembered() {
 }
 
 # A spinning task sampled by perf: its topmost IP moves about a loop of
-# 256 instructions with one row, more IPs than the row memo has slots.
+# 128 blocks with one row (under TCG too), more IPs than the row memo has
+# slots.
 # After the first samples, each takes its topmost row from the stretch
 # of code kept with the last one found (span_rows), not from the file's
 # functions (fn_rows: a first walk's rows, whatever the samples).
@@ -297,16 +298,20 @@ t_tables_topmost_span() {
 	r=0
 	f0=$(ehs fn_rows)
 	s0=$(ehs span_rows)
-	perf_rec $PD/span.data fp,defer $EH/ehchain-static wide 16 1000000 || return 1
+	m0=$(ehs map_lookups)
+	w0=$(ehs walks)
+	perf_rec $PD/span.data fp,defer $EH/ehchain-static wide 16 500 || return 1
 	f1=$(ehs fn_rows)
 	s1=$(ehs span_rows)
+	m1=$(ehs map_lookups)
+	w1=$(ehs walks)
 	n=$($PERF report -i $PD/span.data --stats 2>/dev/null |
 		awk '$1 == "CALLCHAIN_DEFERRED" && $2 == "events:" { print $3; exit }')
 	# The rows so taken are right: the stacks from the leaf are whole.
 	set -- $(leaf_chains $PD/span.data ehchain-static "$EH_LEAF")
 	rm -f $PD/span.data*
 	n=${n:-0}
-	diag "$n deferred samples; topmost rows from the span $((s1 - s0)), rows from the functions kept $((f1 - f0)); $3 of $2 stacks from the leaf whole"
+	diag "$n deferred samples; topmost rows from the span $((s1 - s0)), rows from the functions kept $((f1 - f0)); $3 of $2 stacks from the leaf whole; $((w1 - w0)) walks, $((m1 - m0)) mappings looked up"
 	expect_ge "deferred samples" $n 100 || return 1
 	expect_ge "whole stacks from the leaf (99%)" $3 $(($2 * 99 / 100)) || r=1
 	expect_ge "samples in the leaf" $2 $((n / 2)) || r=1

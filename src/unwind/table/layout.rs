@@ -33,6 +33,8 @@ impl RowSpan {
 
 /// The slots of a walk's row memo.
 pub const ROW_SLOTS: usize = g::UNWIND_RS_ROW_SLOTS as usize;
+/// The slots of one set: a PC's row is in one of its set's.
+pub const ROW_WAYS: usize = g::UNWIND_RS_ROW_WAYS as usize;
 /// `RowSlot::flags`: the row is from the entry's fallback table.
 pub const SLOT_FALLBACK: u8 = g::UNWIND_RS_SLOT_FALLBACK as u8;
 /// `RowSlot::flags`: an entry of the table starts at the PC.
@@ -60,11 +62,25 @@ pub const CFA_MIN: u64 = g::UNWIND_RS_CFA_MIN as u64;
 const _: () = {
     assert!(g::UNWIND_RS_SLOT_NO_INDEX <= u8::MAX as u32);
     assert!(ROW_SLOTS.is_power_of_two() && ROW_SLOTS <= 256);
+    assert!(ROW_SLOTS == 1 << g::UNWIND_RS_ROW_BITS && g::UNWIND_RS_ROW_BITS < 64);
+    assert!(ROW_WAYS.is_power_of_two() && ROW_WAYS <= ROW_SLOTS);
     assert!(COMMON_FP_SLOT_MASK == 15 && COMMON_OFF_SHIFT > COMMON_FP_SLOT_SHIFT + 3);
 };
 
-/// The row memo's slot of `pc` (`unwind_rs_row_hash()`).
+/// The row memo's first slot for `pc` (`unwind_rs_row_hash()`).
 #[inline(always)]
 pub fn row_hash(pc: u64) -> usize {
-    ((pc ^ (pc >> 5) ^ (pc >> 10)) % ROW_SLOTS as u64) as usize
+    // bindgen makes the multiplier an i64: the same 64 bits.
+    (pc.wrapping_mul(g::UNWIND_RS_ROW_MULT as u64) >> (64 - g::UNWIND_RS_ROW_BITS)) as usize
+}
+
+/// The slot of `rows` that holds `pc`'s row if one of its set does, else
+/// its first slot (`unwind_rs_row_find()`).
+#[inline(always)]
+pub fn row_find(rows: &[RowSlot; ROW_SLOTS], pc: u64) -> usize {
+    let h = row_hash(pc);
+    (0..ROW_WAYS)
+        .map(|i| h ^ i)
+        .find(|&k| rows[k].pc == pc)
+        .unwrap_or(h)
 }

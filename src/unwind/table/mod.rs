@@ -35,8 +35,8 @@ pub use build::{BuildError, Builder, Storage, DEDUP_SLOTS};
 pub use common::Common;
 pub use layout::SLOT_STARTS;
 pub use layout::{
-    row_hash, RowSlot, RowSpan, COMMON_VALID, ROW_SLOTS, SLOT_FALLBACK, SLOT_NO_INDEX,
-    SLOT_OUTERMOST,
+    row_find, row_hash, RowSlot, RowSpan, COMMON_VALID, ROW_SLOTS, ROW_WAYS, SLOT_FALLBACK,
+    SLOT_NO_INDEX, SLOT_OUTERMOST,
 };
 pub use pace::{Pace, Stopped};
 pub use row::{CfaRule, Reg, Row, Rule};

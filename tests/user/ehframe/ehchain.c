@@ -21,7 +21,8 @@
  *   ehchain deferred DEPTH OP	the leaf asks for a deferred unwind
  *	(UT_OP_REQUEST or UT_OP_REQUEST_NMI); the callback's trace is checked
  *   ehchain spin DEPTH LOOPS	CPU-bound, known stack, for perf record
- *   ehchain wide DEPTH LOOPS	the same, each loop 256 nops with one row
+ *   ehchain wide DEPTH MS	the same for MS ms of CPU time, in loops of 128
+ *	adds and jumps with one row
  *   ehchain edges MODE	requests in a function's prologue, body,
  *	restore_state path and epilogue
  *   ehchain nocfi MODE	requests in code without an FDE: at its entry,
@@ -194,7 +195,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "nocfi"))
 		return eh_nocfi(atoi(argv[2]));
 	if (argc < 4) {
-		ut_diag("usage: ehchain chain|mixed|mixed3|lib|dlopen|deferred DEPTH MODE ... | spin|wide DEPTH LOOPS | edges|nocfi MODE");
+		ut_diag("usage: ehchain chain|mixed|mixed3|lib|dlopen|deferred DEPTH MODE ... | spin DEPTH LOOPS | wide DEPTH MS | edges|nocfi MODE");
 		return UT_FAIL;
 	}
 	depth = atoi(argv[2]);

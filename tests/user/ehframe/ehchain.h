@@ -28,7 +28,7 @@ struct eh_chain {
 	int fd;
 	int no_oracle;			/* code without CFI in the chain */
 	long spin;			/* > 0: the leaf loops this long instead */
-	int wide;			/* and its loop is 256 nops long */
+	int wide;			/* loops of 128 adds, for spin ms of CPU */
 	long ret;
 	unsigned long leaf_ip;		/* the syscall's return address */
 	/* ra[0]: the leaf's; ra[k]: level k's (as many as the chain has) */

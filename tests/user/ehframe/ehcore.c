@@ -5,6 +5,7 @@
  */
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unwind.h>
 
 #include "ehchain.h"
@@ -32,9 +33,26 @@ __attribute__((noinline, noclone)) void eh_leaf(struct eh_chain *c)
 	long ret, i;
 
 	if (c->spin > 0 && c->wide) {
-		/* 256 IPs with one row a loop: more than the row memo's slots */
-		for (i = 0; i < c->spin; i++)
-			asm volatile(".rept 256\n\tnop\n\t.endr" ::: "memory");
+		/*
+		 * For c->spin ms of CPU time, 128 adds with one row, each
+		 * ending in a jump: TCG takes an interrupt only where a block
+		 * of translated code starts, and a jump ends one, so that the
+		 * sampled IPs spread over 128 addresses, more than the row
+		 * memo's slots, under TCG as on hardware.  The clock is read
+		 * every 2^19 adds, rarely the topmost frame.
+		 */
+		struct timespec t;
+		long end, x = 0;
+
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+		end = t.tv_sec * 1000L + t.tv_nsec / 1000000 + c->spin;
+		do {
+			for (i = 0; i < 4096; i++)
+				asm volatile(".rept 128\n\taddq $1, %0\n\tjmp 1f\n1:\n\t.endr"
+					     : "+r"(x));
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+		} while (t.tv_sec * 1000L + t.tv_nsec / 1000000 < end);
+		spin_sink = x;
 		c->ra[0] = (unsigned long)__builtin_return_address(0);
 		return;
 	}
