@@ -34,9 +34,13 @@ perf_rec() {
 
 # leaf_chains FILE COMM LEAF [BAD]: Debian's perf on a program whose
 # stacks are LEAF (an awk regex of the leaf's names), 16 x chain, run,
-# main: "samples leafy complete" of COMM's samples in FILE (leafy: in
-# LEAF; complete: with the whole stack below it); the first 4 incomplete
-# stacks go to the file BAD.
+# main: "samples leafy complete inwork" of COMM's samples in FILE (leafy:
+# in LEAF; complete: with the whole stack below it); the first 4
+# incomplete stacks go to the file BAD.  A sample taken while perf writes
+# a deferred stack (perf_callchain_deferred*, in the task work that hands
+# out this entry's walk) is counted apart (inwork), not as leafy: its
+# entry's stack went out before it, and perf gives it its own
+# frame-pointer walk, which a load on a TCG host makes more frequent.
 leaf_chains() {
 	$PERF script -i $1 --no-inline -F comm,ip,sym 2>/dev/null |
 		awk -v comm=$2 -v want="^($3)\$" -v badf=${4:-/dev/null} '
@@ -46,23 +50,28 @@ leaf_chains() {
 		if (h[1] != comm)
 			next
 		samples++
-		leaf = ch = run = main = 0
+		leaf = ch = run = main = work = 0
 		for (i = 2; i <= NF; i++) {
 			split($i, f, " ")
-			if (f[2] ~ want) leaf = 1
+			if (f[2] ~ /^perf_callchain_deferred/) work = 1
+			else if (f[2] ~ want) leaf = 1
 			else if (f[2] == "chain") ch++
 			else if (f[2] == "run") run = 1
 			else if (f[2] == "main") main = 1
 		}
 		if (!leaf)
 			next
+		if (work) {
+			inwork++
+			next
+		}
 		leafy++
 		if (ch == 16 && run && main)
 			complete++
 		else if (bad++ < 4)
 			print $0 > badf
 	}
-	END { print samples + 0, leafy + 0, complete + 0 }'
+	END { print samples + 0, leafy + 0, complete + 0, inwork + 0 }'
 }
 
 # perf_rec_bg OUT: a 3 s fp,defer session of perf_work64 in the
