@@ -469,18 +469,16 @@ impl<'a> Memo<'a> {
         Some((Quick::Step(c, kind), starts))
     }
 
-    /// The memo's slot holding `pc`'s row, if one does: its own, or for a
-    /// topmost frame the topmost slot.
+    /// The memo's slot holding `pc`'s row, if one does: for a topmost
+    /// frame the topmost slot first (where `remember()` keeps its rows),
+    /// then `pc`'s own.
     #[inline(always)]
     fn slot_of(&self, pc: usize, topmost: bool) -> Option<&RowSlot> {
-        let r = &self.set.rows[row_find(&self.set.rows, pc as u64)];
-        if r.holds(pc) {
-            Some(r)
-        } else if topmost && self.set.top.holds(pc) {
-            Some(&self.set.top)
-        } else {
-            None
+        if topmost && self.set.top.holds(pc) {
+            return Some(&self.set.top);
         }
+        let r = &self.set.rows[row_find(&self.set.rows, pc as u64)];
+        r.holds(pc).then_some(r)
     }
 
     /// The row for user address `pc`, if its mapping has one.

@@ -95,22 +95,28 @@ static __always_inline bool unwind_rs_user_slots(unsigned long p, unsigned long 
 /*
  * The memo's row for @pc in the common form into @c: false if the memo
  * does not hold it in that form, or holds the outermost frame's (@w->done).
- * A topmost frame's (@topmost, @pc its IP) may be in the topmost slot or
- * inside the span (@w->spanned), and is walk.rs's where an entry starts at
- * @pc (its rules may be another entry's end: Memo::topmost_row()).
+ * A topmost frame's (@topmost, @pc its IP) is looked for in the topmost
+ * slot and the span (@w->spanned) first, where Memo::remember() keeps
+ * topmost rows, and is walk.rs's where an entry starts at @pc (its rules
+ * may be another entry's end: Memo::topmost_row()).
  */
 static __always_inline bool unwind_rs_memo_row(struct unwind_rs_memo_run *w,
 					       unsigned long pc, bool topmost,
 					       struct unwind_rs_common *c)
 {
-	const struct unwind_rs_row_slot *r = &w->rows[unwind_rs_row_find(w->rows, pc)];
+	const struct unwind_rs_row_slot *r;
 
-	if (r->pc != pc && topmost) {
+	if (topmost) {
 		r = w->top;
-		if (r->pc != pc && unwind_rs_span_inside(w->span, pc)) {
-			w->spanned = true;
-			return unwind_rs_common_unpack(w->span->row.common, c);
+		if (r->pc != pc) {
+			if (unwind_rs_span_inside(w->span, pc)) {
+				w->spanned = true;
+				return unwind_rs_common_unpack(w->span->row.common, c);
+			}
+			r = &w->rows[unwind_rs_row_find(w->rows, pc)];
 		}
+	} else {
+		r = &w->rows[unwind_rs_row_find(w->rows, pc)];
 	}
 	if (r->pc != pc || !pc)
 		return false;
