@@ -244,12 +244,12 @@ t_ehframe_perf_defer() {
 	r=0
 	for cg in fp,defer fp; do
 		rm -f /tmp/eh.incomplete
-		perf_rec $PD/eh.data $cg $EH/ehchain-static spin 16 30000000 || return 1
+		PERF_PERIOD=$LEAF_PERIOD perf_rec $PD/eh.data $cg $EH/ehchain-static spin 16 60000000 || return 1
 		set -- $(leaf_chains $PD/eh.data ehchain-static "$EH_LEAF" /tmp/eh.incomplete)
 		diag "--call-graph $cg: $1 samples, $3 of $2 in the leaf complete" \
-			"($4 more taken in the deferred callback)"
+			"($4 more taken in the task work)"
 		expect_ge "$cg: samples in the leaf" $2 20 || r=1
-		expect_le "$cg: samples taken in the deferred callback (25%)" $4 $(($1 / 4)) || r=1
+		expect_le "$cg: samples taken in the task work (25%)" $4 $(($1 / 4)) || r=1
 		case $cg in
 		fp,defer) expect_ge "fp,defer: complete stacks (99%)" $3 $(( $2 * 99 / 100 )) || {
 			# The guest's perf data dies with it: the first incomplete

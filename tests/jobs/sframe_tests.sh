@@ -92,12 +92,12 @@ sf_perf() {
 	r=0
 	for cg in fp,defer fp; do
 		rm -f /tmp/sf.incomplete
-		perf_rec $PD/sf-$1.data $cg $SF/$1/sfchain-static spin 16 30000000 || return 1
+		PERF_PERIOD=$LEAF_PERIOD perf_rec $PD/sf-$1.data $cg $SF/$1/sfchain-static spin 16 60000000 || return 1
 		set -- $1 $(sf_perf_chains $PD/sf-$1.data sfchain-static /tmp/sf.incomplete)
 		diag "$1 --call-graph $cg: $2 samples, $4 of $3 in the leaf complete" \
-			"($5 more taken in the deferred callback)"
+			"($5 more taken in the task work)"
 		expect_ge "$cg: samples in the leaf" $3 20 || r=1
-		expect_le "$cg: samples taken in the deferred callback (25%)" $5 $(($2 / 4)) || r=1
+		expect_le "$cg: samples taken in the task work (25%)" $5 $(($2 / 4)) || r=1
 		case $cg in
 		fp,defer) expect_ge "fp,defer: complete stacks (99%)" $4 $(( $3 * 99 / 100 )) || {
 			r=1
