@@ -302,6 +302,57 @@ static void perf_samples(struct perf_ring *r,
 static unsigned int cc_samples, cc_user, cc_good, cc_kthread, cc_kthread_user;
 static uint32_t cc_tid;
 
+/* The first user chains without the call chain, for the log. */
+#define CC_BAD_MAX 4
+#define CC_BAD_FRAMES 6
+static uint64_t cc_bad[CC_BAD_MAX][CC_BAD_FRAMES];
+static unsigned int cc_bad_nr[CC_BAD_MAX], cc_bad_kept;
+
+static void cc_keep_bad(const uint64_t *f, uint64_t nr)
+{
+	unsigned int j;
+
+	if (cc_bad_kept == CC_BAD_MAX)
+		return;
+	for (j = 0; j < nr && j < CC_BAD_FRAMES; j++)
+		cc_bad[cc_bad_kept][j] = f[j];
+	cc_bad_nr[cc_bad_kept++] = j;
+}
+
+/*
+ * Where the incomplete chains were: their first frames beside the chain's
+ * return addresses, chain_leaf(), now() and the vDSO (a 32-bit
+ * clock_gettime() under TCG is a system call whose return a pending timer
+ * sample lands on).
+ */
+static void cc_show_bad(void)
+{
+	char line[256], name[32] = "";
+	unsigned long lo = 0, hi = 0;
+	unsigned int i, j;
+	int n;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			break;
+	if (f)
+		fclose(f);
+	ut_diag("chain_ra %lx %lx %lx, chain_leaf %lx, now %lx, vdso [%lx, %lx)",
+		(unsigned long)chain_ra[0], (unsigned long)chain_ra[1],
+		(unsigned long)chain_ra[2], (unsigned long)(word)chain_leaf,
+		(unsigned long)(word)now, lo, hi);
+	for (i = 0; i < cc_bad_kept; i++) {
+		n = 0;
+		line[0] = 0;
+		for (j = 0; j < cc_bad_nr[i] && n >= 0 && n < (int)sizeof(line) - 20; j++)
+			n += snprintf(line + n, sizeof(line) - n, " %llx",
+				      (unsigned long long)cc_bad[i][j]);
+		snprintf(name, sizeof(name), "incomplete %u:", i + 1);
+		ut_diag("%s%s", name, line);
+	}
+}
+
 static void cc_user_sample(uint32_t pid, uint32_t tid, const uint64_t *ips, uint64_t nr)
 {
 	uint64_t i;
@@ -315,6 +366,8 @@ static void cc_user_sample(uint32_t pid, uint32_t tid, const uint64_t *ips, uint
 			/* ips[i + 1] is the user IP; then the return addresses. */
 			if (has_chain_near(ips + i + 1, nr - i - 1, 1))
 				cc_good++;
+			else
+				cc_keep_bad(ips + i + 1, nr - i - 1);
 			break;
 		}
 	}
@@ -337,6 +390,8 @@ static int t_perf_callchain(void)
 	ut_check(cc_samples >= 10, "too few samples");
 	ut_check(cc_user == cc_samples, "every sample of a user task has a user chain");
 	ut_check(cc_good * 10 >= cc_user * 9, "user chains must show the call chain");
+	if (cc_good * 10 < cc_user * 9)
+		cc_show_bad();
 	return ut_result();
 }
 
