@@ -16,6 +16,11 @@ echo 0 >/proc/sys/kernel/kptr_restrict
 echo "INSN-INFO kernel $(uname -r) mode $mode depth $depth kind $kind units $units"
 if [ -f $MODDIR/unwind_deferred.ko ]; then
 	case $(uname -r) in 6.12.*) load_core || echo "BENCH-FAILED load" ;; esac
+	# ut.anchor_fp (UNWIND_RS_INSN_ARGS): frame pointers only, as in
+	# anchor.sh.
+	if grep -q ut.anchor_fp /proc/cmdline; then
+		echo 0 >/sys/module/unwind_deferred/parameters/table_cache_kb
+	fi
 fi
 grep '\[unwind_deferred\]' /proc/kallsyms | sed 's/^/INSN-KSYM /'
 # Let boot's work on CPU 1 settle, then mark where the run starts.
