@@ -106,18 +106,11 @@ static __always_inline bool unwind_rs_memo_row(struct unwind_rs_memo_run *w,
 {
 	const struct unwind_rs_row_slot *r;
 
-	if (topmost) {
-		r = w->top;
-		if (r->pc != pc) {
-			if (unwind_rs_span_inside(w->span, pc)) {
-				w->spanned = true;
-				return unwind_rs_common_unpack(w->span->row.common, c);
-			}
-			r = &w->rows[unwind_rs_row_find(w->rows, pc)];
-		}
-	} else {
-		r = &w->rows[unwind_rs_row_find(w->rows, pc)];
+	if (topmost && w->top->pc != pc && unwind_rs_span_inside(w->span, pc)) {
+		w->spanned = true;
+		return unwind_rs_common_unpack(w->span->row.common, c);
 	}
+	r = topmost && w->top->pc == pc ? w->top : &w->rows[unwind_rs_row_find(w->rows, pc)];
 	if (r->pc != pc || !pc)
 		return false;
 	if (topmost && (r->flags & UNWIND_RS_SLOT_STARTS))
