@@ -327,7 +327,7 @@ static void cc_keep_bad(const uint64_t *f, uint64_t nr)
  */
 static void cc_show_bad(void)
 {
-	char line[256], name[32] = "";
+	char line[256];
 	unsigned long lo = 0, hi = 0;
 	unsigned int i, j;
 	int n;
@@ -348,8 +348,7 @@ static void cc_show_bad(void)
 		for (j = 0; j < cc_bad_nr[i] && n >= 0 && n < (int)sizeof(line) - 20; j++)
 			n += snprintf(line + n, sizeof(line) - n, " %llx",
 				      (unsigned long long)cc_bad[i][j]);
-		snprintf(name, sizeof(name), "incomplete %u:", i + 1);
-		ut_diag("%s%s", name, line);
+		ut_diag("incomplete %u:%s", i + 1, line);
 	}
 }
 
