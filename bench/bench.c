@@ -6,6 +6,8 @@
  *   bench walklib DEPTH LIB [first|next]	(BENCH_DLOPEN) the first walk
  *	through LIB's ehlib_chain (tests/user/ehframe), dlopen'd, against
  *	the next; first|next: that walk between two reads of the CPU clock | cache N M DEPTH
+ *   bench walkfn FILE	(BENCH_DLOPEN) the first walk through one frame of
+ *	a shared object FILE never walked, against the next (walk_fn())
  *   bench workload none|perf|deferred
  *   bench time NAME CMD...
  *   bench getpid N
@@ -32,6 +34,7 @@
 #include <unistd.h>
 #ifdef BENCH_DLOPEN
 #include <dlfcn.h>
+#include <elf.h>
 #endif
 
 #include "unwind_bench_uapi.h"
@@ -312,6 +315,130 @@ static int walk_lib(int depth, const char *lib, const char *prof)
 }
 #endif
 
+#ifdef BENCH_DLOPEN
+/*
+ * bench_via(fn, ra) calls fn with `ra` pushed just above fn's return
+ * address.  Its CFI says nothing of the push (CFA = SP + 8 throughout),
+ * so a walk from fn takes `ra` for bench_via's caller.  With `ra` a
+ * function's first instruction plus one, the row there (the CIE's: CFA =
+ * SP + 8, the return address at SP) takes the walk on to bench_via's
+ * real caller: one frame of that function, in whatever file holds it.
+ */
+void bench_via(void (*fn)(void), unsigned long ra);
+asm(".pushsection .text\n"
+    ".globl bench_via\n"
+    ".type bench_via, @function\n"
+    "bench_via:\n"
+    "	.cfi_startproc\n"
+    "	push %rsi\n"
+    "	call *%rdi\n"
+    "	add $8, %rsp\n"
+    "	ret\n"
+    "	.cfi_endproc\n"
+    ".size bench_via, .-bench_via\n"
+    ".popsection\n");
+
+static __attribute__((noinline)) void via_leaf(void)
+{
+	do_walk(&lib_walk);
+	asm volatile("" ::: "memory");
+}
+
+/*
+ * Maps the PT_LOAD segments of the shared object `path` as ld.so does,
+ * without relocating it (none of its code runs), and returns the first
+ * instruction of the function in the middle of its .eh_frame_hdr table
+ * (the encodings every GNU and LLVM linker writes), or 0.
+ */
+static unsigned long map_fn(const char *path, unsigned int *fdes)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[32];
+	unsigned long hi = 0, hdr = 0, base;
+	const unsigned char *h;
+	unsigned int n;
+	int f, i, ok = 1, loc;
+	void *p;
+
+	f = open(path, O_RDONLY);
+	if (f < 0 || pread(f, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_type != ET_DYN || eh.e_phnum > 32 ||
+	    pread(f, ph, eh.e_phnum * sizeof(*ph), eh.e_phoff) != (long)(eh.e_phnum * sizeof(*ph)))
+		return 0;
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (ph[i].p_type == PT_GNU_EH_FRAME)
+			hdr = ph[i].p_vaddr;
+		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr + ph[i].p_memsz > hi)
+			hi = ph[i].p_vaddr + ph[i].p_memsz;
+	}
+	p = mmap(NULL, hi, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!hdr || p == MAP_FAILED)
+		return 0;
+	base = (unsigned long)p;
+	for (i = 0; i < eh.e_phnum; i++) {
+		unsigned long pg = ph[i].p_vaddr & 4095;
+		int prot = (ph[i].p_flags & PF_R ? PROT_READ : 0) |
+			   (ph[i].p_flags & PF_W ? PROT_WRITE : 0) |
+			   (ph[i].p_flags & PF_X ? PROT_EXEC : 0);
+
+		if (ph[i].p_type != PT_LOAD || !ph[i].p_filesz)
+			continue;
+		if (mmap((void *)(base + ph[i].p_vaddr - pg), ph[i].p_filesz + pg, prot,
+			 MAP_PRIVATE | MAP_FIXED, f, ph[i].p_offset - pg) == MAP_FAILED)
+			ok = 0;
+	}
+	close(f);
+	h = (const unsigned char *)(base + hdr);
+	/* Version 1; eh_frame_ptr pcrel sdata4, fde_count udata4, the table datarel sdata4. */
+	if (!ok || h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
+		return 0;
+	memcpy(&n, h + 8, 4);
+	if (!n)
+		return 0;
+	memcpy(&loc, h + 12 + (unsigned long)(n / 2) * 8, 4);
+	*fdes = n;
+	return base + hdr + loc;
+}
+
+/*
+ * The first walk through a function never seen, in a file never seen:
+ * one frame of the middle function of `path`'s sorted index (bench_via),
+ * mapped as ld.so maps it, after this program, libc and ld.so were walked
+ * through the same leaf; against the next walk, the same.  The walk must
+ * take that frame: two more frames than the leaf called directly.
+ */
+static int walk_fn(const char *path)
+{
+	unsigned int fdes = 0, base_frames;
+	unsigned long fn;
+	double t0, t1, t2;
+
+	lib_walk = (struct ub_walk){ .rounds = 1, .max = 1024 };
+	via_leaf();
+	via_leaf();
+	base_frames = lib_walk.ours_frames;
+	fn = map_fn(path, &fdes);
+	if (!fn) {
+		fprintf(stderr, "bench: %s: no shared object with an .eh_frame_hdr index\n", path);
+		return 1;
+	}
+	t0 = now();
+	bench_via(via_leaf, fn + 1);
+	t1 = now();
+	bench_via(via_leaf, fn + 1);
+	t2 = now();
+	printf("BENCH walkfn_first_ns %.0f\n", (t1 - t0) * 1e9);
+	printf("BENCH walkfn_second_ns %.0f\n", (t2 - t1) * 1e9);
+	printf("BENCH walkfn_fdes %u\n", fdes);
+	if (lib_walk.ours_frames != base_frames + 2) {
+		fprintf(stderr, "bench: %s: %u frames through the function, %u without it\n",
+			path, lib_walk.ours_frames, base_frames);
+		return 1;
+	}
+	return 0;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	const char *t = argc > 1 ? argv[1] : "";
@@ -357,6 +484,8 @@ int main(int argc, char **argv)
 #ifdef BENCH_DLOPEN
 	if (!strcmp(t, "walklib") && argc > 3)
 		return walk_lib(depth, argv[3], argc > 4 ? argv[4] : NULL);
+	if (!strcmp(t, "walkfn") && argc > 2)
+		return walk_fn(argv[2]);
 #endif
 	if (!strcmp(t, "walkcold")) {
 		/*

@@ -85,6 +85,27 @@ def main():
             print(f"\nfirst walk, depth 1, libehbig.so / libehsmall.so: "
                   f"{first_walk['big', 1] / first_walk['small', 1]:.2f}x; "
                   f"/ libehlink.so: {first_walk['big', 1] / first_walk['link', 1]:.2f}x")
+    if "fnlibc_first_ns" in vals:
+        # bench walkfn: one frame of a file never walked, mapped as ld.so
+        # maps it; its function is the middle one of the file's index.
+        print("\n| first walk through one function never seen, in a file never seen | "
+              ".eh_frame | FDEs in its index | first walk less the next | next walk |")
+        print("| --- | --- | --- | --- | --- |")
+        files = (("libc", "Debian 13's libc.so.6", "150 KiB"),
+                 ("llvm", "Debian 13's libLLVM.so.19.1", "6.0 MiB"),
+                 ("big", "libehbig.so (generated)", "16.8 MiB"))
+        extra = {}
+        for k, name, size in files:
+            if f"fn{k}_first_ns" not in vals:
+                print(f"| {name} | {size} | not measured | | |")
+                continue
+            first, second = med(f"fn{k}_first_ns"), med(f"fn{k}_second_ns")
+            extra[k] = first - second
+            print(f"| {name} | {size} | {med(f'fn{k}_fdes'):.0f} | "
+                  f"{extra[k] / 1000:.1f} us | {second / 1000:.1f} us |")
+        if len(extra) > 1:
+            print(f"\nlargest / smallest first walk: {max(extra.values()) / min(extra.values()):.2f}x "
+                  f"(goal: at most 2x, each at most 50 us)")
     if "xz_fpdefer_ns" in vals:
         print("\n| Debian's xz -6: the whole `perf record` session, cpu-clock 2 kHz | "
               "run time median | samples | perf.data bytes/sample | extra ns per sample |")

@@ -88,6 +88,24 @@ while [ $r -le $ROUNDS ]; do
 			done
 		done
 	fi
+	# The same first walk by the file's size, made the same way for any
+	# shared object (bench walkfn): a fresh copy mapped as ld.so maps it
+	# (none of its code runs) and one frame of it, the first instruction
+	# of the middle function of its .eh_frame_hdr index.  libc (150 KiB
+	# of .eh_frame), libehbig.so (16.8 MiB) and, where scripts/bench put
+	# it in the initramfs, Debian 13's libLLVM.so.19.1 (6 MiB).
+	if [ -x $EHB-dyn ]; then
+		for f in libc:/sframe/v2/libc.so.6 big:$EHD/libehbig.so llvm:/llvm/libLLVM.so.19.1; do
+			[ -f ${f#*:} ] || continue
+			cp ${f#*:} /tmp/fn$r.so
+			if $EHB-dyn walkfn /tmp/fn$r.so >/tmp/fn.out; then
+				sed "s/^BENCH walkfn/BENCH fn${f%%:*}/" /tmp/fn.out
+			else
+				echo "BENCH-FAILED walkfn ${f%%:*}"
+			fi
+			rm -f /tmp/fn$r.so /tmp/fn.out
+		done
+	fi
 	# Debian's xz under Debian's perf: the whole cost of a sample with
 	# fp,defer (the module's .eh_frame walk) against dwarf (8 KiB of
 	# stack copied into every sample), per sample, from xz's run time.
