@@ -4,6 +4,7 @@
 B=/bin/bench64
 SFB=/sframe/v2/bench-sframe
 EHB=/sframe/v2/bench-ehframe
+EHD=/ehframe
 ROUNDS=${BENCH_ROUNDS:-5}
 echo 1024 >/proc/sys/kernel/perf_event_max_stack
 grep -h hres_active /proc/timer_list | head -1 | sed 's/^ */BENCH-INFO /'
@@ -13,9 +14,41 @@ load_mods() {
 unload_mods() {
 	rmmod unwind_perf && rmmod unwind_bench && unload_core
 }
+# The same first walk by the file's size, made the same way for any
+# shared object (bench walkfn): a fresh copy mapped as ld.so maps it (none
+# of its code runs) and one frame of it, the first instruction of the
+# middle function of its .eh_frame_hdr index.  libc (150 KiB of
+# .eh_frame), libehbig.so (16.8 MiB) and, where scripts/bench put it in
+# the initramfs, Debian 13's libLLVM.so.19.1 (6 MiB).
+first_walks_by_file() {
+	if [ -x $EHB-dyn ]; then
+		for f in libc:/sframe/v2/libc.so.6 big:$EHD/libehbig.so llvm:/llvm/libLLVM.so.19.1; do
+			[ -f ${f#*:} ] || continue
+			cp ${f#*:} /tmp/fn$r.so
+			if $EHB-dyn walkfn /tmp/fn$r.so >/tmp/fn.out; then
+				sed "s/^BENCH walkfn/BENCH fn${f%%:*}/" /tmp/fn.out
+			else
+				echo "BENCH-FAILED walkfn ${f%%:*}"
+			fi
+			rm -f /tmp/fn$r.so /tmp/fn.out
+		done
+	fi
+}
+
 load_mods || { echo "BENCH-FAILED load"; exit 1; }
 TP=/sys/module/unwind_deferred/parameters/table_cache_kb
 TKB=$(cat $TP)
+# ut.only=walkfn: only the first walks by the file's size, ROUNDS times.
+if [ "${ONLY:-}" = walkfn ]; then
+	r=1
+	while [ $r -le $ROUNDS ]; do
+		echo "BENCH-ROUND $r"
+		first_walks_by_file
+		r=$((r + 1))
+	done
+	unload_mods
+	exit 0
+fi
 r=1
 while [ $r -le $ROUNDS ]; do
 	echo "BENCH-ROUND $r"
@@ -77,7 +110,6 @@ while [ $r -le $ROUNDS ]; do
 	# libehbig.so (16.8 MiB), dlopen'd by the dynamic bench after it
 	# walked itself, libc and ld.so; the walk's syscall the first time
 	# less the next (depth 1 and 64 in the library).
-	EHD=/ehframe
 	if [ -f $EHD/libehbig.so ] && [ -x $EHB-dyn ]; then
 		for f in link small big; do
 			for d in 1 64; do
@@ -88,24 +120,7 @@ while [ $r -le $ROUNDS ]; do
 			done
 		done
 	fi
-	# The same first walk by the file's size, made the same way for any
-	# shared object (bench walkfn): a fresh copy mapped as ld.so maps it
-	# (none of its code runs) and one frame of it, the first instruction
-	# of the middle function of its .eh_frame_hdr index.  libc (150 KiB
-	# of .eh_frame), libehbig.so (16.8 MiB) and, where scripts/bench put
-	# it in the initramfs, Debian 13's libLLVM.so.19.1 (6 MiB).
-	if [ -x $EHB-dyn ]; then
-		for f in libc:/sframe/v2/libc.so.6 big:$EHD/libehbig.so llvm:/llvm/libLLVM.so.19.1; do
-			[ -f ${f#*:} ] || continue
-			cp ${f#*:} /tmp/fn$r.so
-			if $EHB-dyn walkfn /tmp/fn$r.so >/tmp/fn.out; then
-				sed "s/^BENCH walkfn/BENCH fn${f%%:*}/" /tmp/fn.out
-			else
-				echo "BENCH-FAILED walkfn ${f%%:*}"
-			fi
-			rm -f /tmp/fn$r.so /tmp/fn.out
-		done
-	fi
+	first_walks_by_file
 	# Debian's xz under Debian's perf: the whole cost of a sample with
 	# fp,defer (the module's .eh_frame walk) against dwarf (8 KiB of
 	# stack copied into every sample), per sample, from xz's run time.
