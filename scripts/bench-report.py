@@ -6,6 +6,12 @@ import statistics
 import sys
 
 
+# The files of `bench walkfn`, by key: name and size of .eh_frame.
+extra_files = {"libc": ("Debian 13's libc.so.6", "150 KiB"),
+               "llvm": ("Debian 13's libLLVM.so.19.1", "6.0 MiB"),
+               "big": ("libehbig.so (generated)", "16.8 MiB")}
+
+
 def main():
     text = open(sys.argv[1], errors="replace").read().replace("\r", "")
     vals = {}
@@ -22,6 +28,11 @@ def main():
     def rng(k):
         v = vals.get(k, [float("nan")])
         return f"[{min(v):.4g}, {max(v):.4g}]"
+
+    def first_less_next(key):
+        """A first walk's extra time over the next walk's, and the next's."""
+        first, second = med(f"{key}_first_ns"), med(f"{key}_second_ns")
+        return first - second, second
 
     def ratio_row(label, num, den, unit):
         print(f"| {label} | {med(num):.4g} {rng(num)} | {med(den):.4g} {rng(den)} | "
@@ -75,9 +86,8 @@ def main():
                 continue
             cells = []
             for d in (1, 64):
-                first, second = med(f"lib{k}{d}_first_ns"), med(f"lib{k}{d}_second_ns")
-                first_walk[k, d] = first - second
-                cells.append(f"{(first - second) / 1000:.1f} us (next walk {second / 1000:.1f} us)")
+                first_walk[k, d], second = first_less_next(f"lib{k}{d}")
+                cells.append(f"{first_walk[k, d] / 1000:.1f} us (next walk {second / 1000:.1f} us)")
             print(f"| {name} | {size} | {cells[0]} | {cells[1]} |")
         # Flat in the file's size: the same functions in a file 8,000
         # times larger (the goal: at most 2x).
@@ -85,26 +95,21 @@ def main():
             print(f"\nfirst walk, depth 1, libehbig.so / libehsmall.so: "
                   f"{first_walk['big', 1] / first_walk['small', 1]:.2f}x; "
                   f"/ libehlink.so: {first_walk['big', 1] / first_walk['link', 1]:.2f}x")
-    if "fnlibc_first_ns" in vals:
-        # bench walkfn: one frame of a file never walked, mapped as ld.so
-        # maps it; its function is the middle one of the file's index.
+    # bench walkfn: one frame of a file never walked, mapped as ld.so maps
+    # it; its function is the middle one of the file's index.
+    extra = {k: first_less_next(f"fn{k}") for k in ("libc", "llvm", "big")
+             if f"fn{k}_first_ns" in vals}
+    if extra:
         print("\n| first walk through one function never seen, in a file never seen | "
               ".eh_frame | FDEs in its index | first walk less the next | next walk |")
         print("| --- | --- | --- | --- | --- |")
-        files = (("libc", "Debian 13's libc.so.6", "150 KiB"),
-                 ("llvm", "Debian 13's libLLVM.so.19.1", "6.0 MiB"),
-                 ("big", "libehbig.so (generated)", "16.8 MiB"))
-        extra = {}
-        for k, name, size in files:
-            if f"fn{k}_first_ns" not in vals:
-                print(f"| {name} | {size} | not measured | | |")
-                continue
-            first, second = med(f"fn{k}_first_ns"), med(f"fn{k}_second_ns")
-            extra[k] = first - second
-            print(f"| {name} | {size} | {med(f'fn{k}_fdes'):.0f} | "
-                  f"{extra[k] / 1000:.1f} us | {second / 1000:.1f} us |")
-        if len(extra) > 1:
-            print(f"\nlargest / smallest first walk: {max(extra.values()) / min(extra.values()):.2f}x "
+        for k, (name, size) in extra_files.items():
+            if k in extra:
+                print(f"| {name} | {size} | {med(f'fn{k}_fdes'):.0f} | "
+                      f"{extra[k][0] / 1000:.1f} us | {extra[k][1] / 1000:.1f} us |")
+        firsts = [first for first, _ in extra.values()]
+        if len(firsts) > 1:
+            print(f"\nlargest / smallest first walk: {max(firsts) / min(firsts):.2f}x "
                   f"(goal: at most 2x, each at most 50 us)")
     if "xz_fpdefer_ns" in vals:
         print("\n| Debian's xz -6: the whole `perf record` session, cpu-clock 2 kHz | "
