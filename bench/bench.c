@@ -326,17 +326,17 @@ static int walk_lib(int depth, const char *lib, const char *prof)
  */
 void bench_via(void (*fn)(void), unsigned long ra);
 asm(".pushsection .text\n"
-    ".globl bench_via\n"
-    ".type bench_via, @function\n"
-    "bench_via:\n"
-    "	.cfi_startproc\n"
-    "	push %rsi\n"
-    "	call *%rdi\n"
-    "	add $8, %rsp\n"
-    "	ret\n"
-    "	.cfi_endproc\n"
-    ".size bench_via, .-bench_via\n"
-    ".popsection\n");
+	".globl bench_via\n"
+	".type bench_via, @function\n"
+	"bench_via:\n"
+	"	.cfi_startproc\n"
+	"	push %rsi\n"
+	"	call *%rdi\n"
+	"	add $8, %rsp\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size bench_via, .-bench_via\n"
+	".popsection\n");
 
 static __attribute__((noinline)) void via_leaf(void)
 {
