@@ -19,6 +19,11 @@ stat() {
 	cat $STATS/$1
 }
 
+# Whether this is the KASAN kernel (its tests run longer there).
+on_kasan() {
+	dmesg | grep -q KernelAddressSanitizer
+}
+
 diag() {
 	echo "# $*"
 }

@@ -421,7 +421,7 @@ t_fuzz_perf_attrs() {
 	lp=$!
 	# 100,000 events on the KASAN kernel (CI), 20,000 on the others.
 	events=20000
-	dmesg | grep -q KernelAddressSanitizer && events=100000
+	! on_kasan || events=100000
 	if [ $mode = reloads ]; then
 		# What the fuzzer's run would take, in perf sessions and forks.
 		end=$(( $(date +%s) + ${FUZZ_EVENTS:-$events} / 200 ))
